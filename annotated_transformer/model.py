@@ -311,11 +311,18 @@ class TransformerConfig:
 
 # %% ../nbs/06_model.ipynb #52e7fd53
 def init_weights(model: nn.Module) -> None:
-    "Glorot/Xavier uniform for every parameter with more than one dimension, as in Harvard and `nn.Transformer`."
+    "Glorot/Xavier uniform for every matrix; an attention module's $W^Q, W^K, W^V$ count as one $3d \\times d$ matrix."
     for p in model.parameters():  # each shared parameter once
         if p.dim() > 1:
             # $W \sim U\left(-\sqrt{6/(n_{in} + n_{out})},\ \sqrt{6/(n_{in} + n_{out})}\right)$
             nn.init.xavier_uniform_(p)
+    for m in model.modules():
+        if isinstance(m, MultiHeadAttention):
+            # one input feeds queries, keys and values: n_in = d_model, n_out = 3 d_model (nn.MultiheadAttention too)
+            d_model = m.w_q.in_features
+            bound = math.sqrt(6 / (d_model + 3 * d_model))
+            for proj in (m.w_q, m.w_k, m.w_v):
+                nn.init.uniform_(proj.weight, -bound, bound)
 
 
 def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:

@@ -361,15 +361,31 @@ def test_defaults_are_the_base_model():
 
 def test_xavier_initialisation():
     model = make_model(50, 60, **SMALL)
+    qkv = (".w_q.weight", ".w_k.weight", ".w_v.weight")
+    checked = 0
     for name, p in model.named_parameters():
         if p.dim() > 1:
             fan_out, fan_in = p.shape
+            if name.endswith(qkv):  # the three input projections count as one (3 d_model, d_model) matrix
+                fan_out *= 3
             bound = (6 / (fan_in + fan_out)) ** 0.5
             assert p.abs().max() <= bound, name
             assert p.abs().max() > 0.8 * bound, name  # a uniform sample fills its range
+            checked += name.endswith(qkv)
+    assert checked == 3 * 3 * SMALL["N"]  # encoder self, decoder self and cross attention in every layer
     for m in model.modules():
         if isinstance(m, nn.LayerNorm):
             assert torch.equal(m.weight, torch.ones_like(m.weight)) and torch.equal(m.bias, torch.zeros_like(m.bias))
+
+
+def test_qkv_initialised_like_nn_multihead_attention():
+    # nn.MultiheadAttention Xavier-initialises its packed (3d, d) in_proj_weight: each of W_Q, W_K, W_V is a third of it
+    d = 256
+    ours = make_model(10, 10, N=1, d_model=d, d_ff=64, h=4).encoder.layers[0].self_attn
+    theirs = nn.MultiheadAttention(d, 4).in_proj_weight
+    for w_ours, w_theirs in zip((ours.w_q.weight, ours.w_k.weight, ours.w_v.weight), theirs.chunk(3)):
+        assert abs(w_ours.std() / w_theirs.std() - 1) < 0.02
+    assert abs(ours.w_o.weight.std() / ours.w_q.weight.std() - 2 ** 0.5) < 0.03  # W_O stays a square Xavier matrix
 
 
 def test_embeddings_scale_by_sqrt_d_model():
