@@ -155,10 +155,11 @@ def test_greedy_equals_reference_loop():
     assert [r[:len(x)] for r, x in zip(out.tolist(), ref)] == ref
 
 
-def test_greedy_stops_each_row_at_eos_and_pads():
+@pytest.mark.parametrize("eos_boost", [0.0, 0.5])  # 0.0: one row runs into the length limit; 0.5: all rows end
+def test_greedy_stops_each_row_at_eos_and_pads(eos_boost):
     m = small_model(seed=4, tgt_vocab=6)
     with torch.no_grad():
-        m.generator.proj.bias[EOS] += 1.5
+        m.generator.proj.bias[EOS] += eos_boost
     src, mask = padded_sources(seed=4, batch=8)
     out = greedy_decode(m, src, mask, max_len=30)
     rows = out.tolist()
