@@ -8,7 +8,8 @@ run's. The learning curves go to OUT/metrics.jsonl, to compare with the recorded
 
     python bench/init_experiment.py --like /work/runs/deen_ours --steps 300 --out /work/runs/deen_ours_torchinit
 
-This is an experiment, not a test.
+This is an experiment, not a test. It was recorded (results/deen_ours_torchinit.json) before commit a5ff418, which
+made the packed W^Q, W^K, W^V bound our default; since then it differs from `make_model` only in the zero biases.
 """
 from __future__ import annotations
 
