@@ -31,4 +31,14 @@ if [ "${SKIP_BROWSER:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
+# A font with Chinese characters, for chapter 09b's attention maps of a Chinese sentence (optional: without it
+# matplotlib draws boxes for those labels). matplotlib caches its font list, so drop the cache after installing.
+if [ "${SKIP_FONTS:-0}" != 1 ] && ! fc-list 2>/dev/null | grep -qi "WenQuanYi Micro Hei"; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  if ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fonts-wqy-microhei) >/dev/null; then
+    rm -f "${MPLCONFIGDIR:-$HOME/.cache/matplotlib}"/fontlist-*.json
+  else
+    echo "install: could not install fonts-wqy-microhei; chapter 09b's Chinese labels will show boxes"
+  fi
+fi
 echo "install: ok ($("$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)'))"
