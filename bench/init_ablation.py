@@ -14,7 +14,7 @@ the ablation found to matter, so the variants now mean:
 Given the same seed, today's "ours" draws exactly the weights of the old "ours_qkvscale" (Xavier for every matrix,
 then W_Q, W_K, W_V redrawn in the same order), so its result reproduces that row bit for bit.
 """
-import json, math, sys, time
+import json, sys, time
 import torch
 from torch import nn
 torch.set_num_threads(1)
