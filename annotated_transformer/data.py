@@ -370,6 +370,24 @@ def _read_lines(path: str | os.PathLike) -> list[str]:
     return lines
 
 
+def _clean_pairs(rows, ref_name: str, skip_empty: bool, join_cjk_spaces: bool, empty_error
+                ) -> tuple[list[Pair], list[str], int]:
+    "(line number, source, target) rows -> normalized (pairs, refs 'name:line', skipped); `empty_error` names a gap."
+    pairs, refs, skipped = [], [], 0
+    for i, src, tgt in rows:
+        src, tgt = normalize_text(src), normalize_text(tgt)
+        if join_cjk_spaces:
+            src, tgt = join_cjk(src), join_cjk(tgt)
+        if not src or not tgt:
+            if skip_empty:
+                skipped += 1
+                continue
+            raise ValueError(empty_error(i, not src))
+        pairs.append((src, tgt))
+        refs.append(f"{ref_name}:{i}")
+    return pairs, refs, skipped
+
+
 def read_tsv(path: str | os.PathLike,  # a file with one pair per line
              src_col: int = 0,  # column (0-based) of the source sentence
              tgt_col: int = 1,  # column of the target sentence; further columns are ignored
@@ -380,26 +398,21 @@ def read_tsv(path: str | os.PathLike,  # a file with one pair per line
     "Pairs from a tab-separated file: (pairs, refs 'file:line', number of skipped pairs)."
     if src_col == tgt_col:
         raise ValueError(f"src_col and tgt_col are both {src_col}")
-    pairs, refs, skipped = [], [], 0
     need = max(src_col, tgt_col) + 1
-    for i, line in enumerate(_read_lines(path), 1):
-        cols = line.split(sep)
-        if len(cols) < need:
-            raise ValueError(f"{path}:{i}: expected at least {need} {sep!r}-separated columns "
-                             f"(src_col={src_col}, tgt_col={tgt_col}), found {len(cols)}: {line[:60]!r}")
-        src, tgt = normalize_text(cols[src_col]), normalize_text(cols[tgt_col])
-        if join_cjk_spaces:
-            src, tgt = join_cjk(src), join_cjk(tgt)
-        if not src or not tgt:
-            if skip_empty:
-                skipped += 1
-                continue
-            side = "source" if not src else "target"
-            raise ValueError(f"{path}:{i}: empty {side} sentence (column {src_col if not src else tgt_col}); "
-                             "fix the file or pass skip_empty=True")
-        pairs.append((src, tgt))
-        refs.append(f"{Path(path).name}:{i}")
-    return pairs, refs, skipped
+
+    def rows():
+        for i, line in enumerate(_read_lines(path), 1):
+            cols = line.split(sep)
+            if len(cols) < need:
+                raise ValueError(f"{path}:{i}: expected at least {need} {sep!r}-separated columns "
+                                 f"(src_col={src_col}, tgt_col={tgt_col}), found {len(cols)}: {line[:60]!r}")
+            yield i, cols[src_col], cols[tgt_col]
+
+    def empty(i: int, source_empty: bool) -> str:
+        side, col = ("source", src_col) if source_empty else ("target", tgt_col)
+        return f"{path}:{i}: empty {side} sentence (column {col}); fix the file or pass skip_empty=True"
+
+    return _clean_pairs(rows(), Path(path).name, skip_empty, join_cjk_spaces, empty)
 
 
 def read_parallel_text(src_path: str | os.PathLike,  # source sentences, one per line
@@ -412,20 +425,13 @@ def read_parallel_text(src_path: str | os.PathLike,  # source sentences, one per
     if len(src_lines) != len(tgt_lines):
         raise ValueError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}: "
                          "the files must be line-aligned (line i of one translates line i of the other)")
-    pairs, refs, skipped = [], [], 0
-    for i, (src, tgt) in enumerate(zip(src_lines, tgt_lines), 1):
-        src, tgt = normalize_text(src), normalize_text(tgt)
-        if join_cjk_spaces:
-            src, tgt = join_cjk(src), join_cjk(tgt)
-        if not src or not tgt:
-            if skip_empty:
-                skipped += 1
-                continue
-            raise ValueError(f"{src_path if not src else tgt_path}:{i}: empty line; every line must hold a "
-                             "sentence (fix the file or pass skip_empty=True)")
-        pairs.append((src, tgt))
-        refs.append(f"{Path(src_path).name}:{i}")
-    return pairs, refs, skipped
+    rows = ((i, src, tgt) for i, (src, tgt) in enumerate(zip(src_lines, tgt_lines), 1))
+
+    def empty(i: int, source_empty: bool) -> str:
+        return (f"{src_path if source_empty else tgt_path}:{i}: empty line; every line must hold a sentence "
+                "(fix the file or pass skip_empty=True)")
+
+    return _clean_pairs(rows, Path(src_path).name, skip_empty, join_cjk_spaces, empty)
 
 # %% ../nbs/09a_data.ipynb #ae61bc65
 def _corpus_from_files(name, src_lang, tgt_lang, read, files, seed, dev_frac, test_frac, extra_info):
