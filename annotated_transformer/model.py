@@ -311,7 +311,7 @@ class TransformerConfig:
 
 # %% ../nbs/06_model.ipynb #52e7fd53
 def init_weights(model: nn.Module) -> None:
-    "Glorot/Xavier uniform for every matrix; an attention module's $W^Q, W^K, W^V$ count as one $3d \\times d$ matrix."
+    "Xavier uniform for every matrix ($W^Q, W^K, W^V$ of an attention count as one $3d \\times d$); embeddings $\\mathcal N(0, 1/d_{model})$."
     for p in model.parameters():  # each shared parameter once
         if p.dim() > 1:
             # $W \sim U\left(-\sqrt{6/(n_{in} + n_{out})},\ \sqrt{6/(n_{in} + n_{out})}\right)$
@@ -323,6 +323,10 @@ def init_weights(model: nn.Module) -> None:
             bound = math.sqrt(6 / (d_model + 3 * d_model))
             for proj in (m.w_q, m.w_k, m.w_v):
                 nn.init.uniform_(proj.weight, -bound, bound)
+        elif isinstance(m, Embeddings):
+            # tensor2tensor's N(0, 1/d_model): times sqrt(d_model) (§3.4) a token vector has unit variance, like the
+            # positions it is added to; a shared matrix is drawn here too (it is also the pre-softmax projection)
+            nn.init.normal_(m.lut.weight, mean=0.0, std=m.d_model ** -0.5)
 
 
 def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:

@@ -36,10 +36,10 @@ from .model import Embeddings, Generator, init_weights, make_model
 from .positional import PositionalEncoding
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'CHECKPOINT_FORMAT', 'ARCHS', 'DATA_BUILDERS', 'RESUMABLE_CHANGES', 'PEAK_FLOPS', 'Batch',
-           'make_batch', 'TokenBatchSampler', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer',
-           'pick_device', 'autocast_context', 'rng_state', 'set_rng_state', 'atomic_torch_save', 'unwrap',
-           'save_checkpoint', 'safe_torch_load', 'load_checkpoint', 'checkpoint_path', 'list_checkpoints',
+__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'CHECKPOINT_FORMAT', 'ARCHS', 'DATA_BUILDERS', 'RESUMABLE_CHANGES',
+           'PEAK_FLOPS', 'Batch', 'make_batch', 'TokenBatchSampler', 'LabelSmoothingLoss', 'rate', 'NoamSchedule',
+           'make_optimizer', 'pick_device', 'autocast_context', 'rng_state', 'set_rng_state', 'atomic_torch_save',
+           'unwrap', 'save_checkpoint', 'safe_torch_load', 'load_checkpoint', 'checkpoint_path', 'list_checkpoints',
            'find_checkpoint', 'prune_checkpoints', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from',
            'TorchTransformer', 'build_model', 'Trainer', 'init_distributed', 'copy_task_pairs', 'greedy_decode_simple',
            'strip_special', 'copy_accuracy', 'DataBundle', 'copy_data', 'register_data', 'get_data_builder',
@@ -101,13 +101,16 @@ def make_batch(
                  ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
 
 # %% ../nbs/07_training.ipynb #2fcfdea6
+SOURCE_ALLOWANCE = 2  # a batch's padded source may be up to this many times max_tokens
+
+
 class TokenBatchSampler:
-    "Batches of pair indices grouped by length, each within a padded token budget; seeded, infinite, resumable."
+    "Batches of pair indices grouped by length, each within a padded target-token budget; seeded, infinite, resumable."
 
     def __init__(
         self,
         pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids) without special tokens
-        max_tokens: int,  # budget: pairs × longest source ≤ max_tokens and pairs × longest target ≤ max_tokens
+        max_tokens: int,  # budget: pairs × longest target ≤ max_tokens (and pairs × longest source ≤ 2 max_tokens)
         seed: int = 0,  # the plan of epoch e depends only on (seed, e)
         shuffle: bool = True,  # False: batches in length order (for evaluation)
         num_shards: int = 1,  # DDP world size: every batch must hold at least this many pairs
@@ -121,9 +124,10 @@ class TokenBatchSampler:
         self.src_lens = [len(s) + 1 for s, _ in pairs]
         self.tgt_lens = [len(t) + 1 for _, t in pairs]
         for i, (s, t) in enumerate(zip(self.src_lens, self.tgt_lens)):
-            if max(s, t) > max_tokens:
-                raise ValueError(f"pair {i} needs {max(s, t)} tokens (with EOS/BOS), more than max_tokens={max_tokens}: "
-                                 "raise max_tokens or filter out long pairs")
+            if t > max_tokens or s > SOURCE_ALLOWANCE * max_tokens:
+                side, n, cap = ("target", t, max_tokens) if t > max_tokens else ("source", s, SOURCE_ALLOWANCE * max_tokens)
+                raise ValueError(f"pair {i} has a {side} of {n} tokens (with EOS/BOS), more than the budget allows "
+                                 f"({cap} with max_tokens={max_tokens}): raise max_tokens or filter out long pairs")
         self.epoch, self.position = 0, 0  # the next batch to yield is epoch_batches(epoch)[position]
         self._cache: tuple[int, list[list[int]]] | None = None
         self.epoch_batches(0)  # fail now, not mid-training, if the budget cannot be shared by num_shards ranks
@@ -136,15 +140,16 @@ class TokenBatchSampler:
         order = list(range(len(self.src_lens)))
         if self.shuffle:
             rng.shuffle(order)
-        order.sort(key=lambda i: (self.src_lens[i], self.tgt_lens[i]))  # stable: ties keep the random order
-        batches, current, longest = [], [], 0
+        order.sort(key=lambda i: (self.tgt_lens[i], self.src_lens[i]))  # stable: ties keep the random order
+        batches, current, longest_tgt, longest_src = [], [], 0, 0
         for i in order:
-            need = max(longest, self.src_lens[i], self.tgt_lens[i])
-            if current and (len(current) + 1) * need > self.max_tokens:  # padded size would exceed the budget
+            t, s = max(longest_tgt, self.tgt_lens[i]), max(longest_src, self.src_lens[i])
+            # close the batch if its padded target (or, far longer, source) would exceed the budget
+            if current and (len(current) + 1) * max(t, s / SOURCE_ALLOWANCE) > self.max_tokens:
                 batches.append(current)
-                current, need = [], max(self.src_lens[i], self.tgt_lens[i])
+                current, t, s = [], self.tgt_lens[i], self.src_lens[i]
             current.append(i)
-            longest = need
+            longest_tgt, longest_src = t, s
         batches.append(current)
         if self.shuffle:
             rng.shuffle(batches)

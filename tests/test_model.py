@@ -364,7 +364,7 @@ def test_xavier_initialisation():
     qkv = (".w_q.weight", ".w_k.weight", ".w_v.weight")
     checked = 0
     for name, p in model.named_parameters():
-        if p.dim() > 1:
+        if p.dim() > 1 and ".lut." not in name and not name.startswith("generator."):  # tables: see below
             fan_out, fan_in = p.shape
             if name.endswith(qkv):  # the three input projections count as one (3 d_model, d_model) matrix
                 fan_out *= 3
@@ -386,6 +386,29 @@ def test_qkv_initialised_like_nn_multihead_attention():
     for w_ours, w_theirs in zip((ours.w_q.weight, ours.w_k.weight, ours.w_v.weight), theirs.chunk(3)):
         assert abs(w_ours.std() / w_theirs.std() - 1) < 0.02
     assert abs(ours.w_o.weight.std() / ours.w_q.weight.std() - 2 ** 0.5) < 0.03  # W_O stays a square Xavier matrix
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_first_layer_input_has_unit_variance_at_initialisation(share):
+    "Embedding tables start N(0, 1/d_model): times sqrt(d_model) the token signal has unit variance (§3.4)."
+    d, V = 256, 8000
+    torch.manual_seed(0)
+    model = make_model(V, V, N=1, d_model=d, d_ff=64, h=4, dropout=0.0, share_embeddings=share)
+    ids = torch.randint(4, V, (16, 64))
+    for embed in (model.src_embed, model.tgt_embed):
+        tokens = embed[0](ids)
+        assert abs(tokens.var().item() - 1.0) < 0.05  # Xavier on the (V, d) table gave 2d/(V+d) = 0.062
+        x = embed(ids)  # + positions, whose entries have mean square 1/2
+        assert abs(x.pow(2).mean().item() - 1.5) < 0.1
+    E = model.tgt_embed[0].lut.weight
+    assert abs(E.std().item() - d ** -0.5) < 0.02 * d ** -0.5
+    if share:  # the same matrix is the pre-softmax projection: logits h . E_w of unit size for unit-size h
+        assert model.generator.proj.weight is E
+        h = torch.randn(1000, d)
+        assert abs((h @ E.T).std().item() - 1.0) < 0.05
+    else:  # an untied projection stays a Xavier (V, d) matrix
+        w = model.generator.proj.weight
+        assert w.abs().max() <= (6 / (V + d)) ** 0.5
 
 
 def test_embeddings_scale_by_sqrt_d_model():

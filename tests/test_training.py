@@ -18,7 +18,7 @@ from torch.testing import assert_close
 
 from annotated_transformer.model import make_model
 from annotated_transformer.training import (
-    BOS, EOS, PAD, LabelSmoothingLoss, TokenBatchSampler, Trainer, TrainConfig, atomic_torch_save, checkpoint_path,
+    BOS, EOS, PAD, SOURCE_ALLOWANCE, LabelSmoothingLoss, TokenBatchSampler, Trainer, TrainConfig, atomic_torch_save, checkpoint_path,
     copy_accuracy, copy_task_pairs, find_checkpoint, greedy_decode_simple, list_checkpoints, load_checkpoint,
     load_model, make_batch, make_optimizer, model_config_from, rate, save_checkpoint, strip_special,
     training_flops)
@@ -77,9 +77,9 @@ def test_sampler_budget_and_coverage(lengths, max_tokens, seed, epoch):
     pairs = [([3] * s, [4] * t) for s, t in lengths]
     sampler = TokenBatchSampler(pairs, max_tokens, seed=seed)
     plan = sampler.epoch_batches(epoch)
-    for idx in plan:  # padded size within the budget, on both sides
-        assert len(idx) * max(len(pairs[i][0]) + 1 for i in idx) <= max_tokens
+    for idx in plan:  # padded target within the budget, padded source within SOURCE_ALLOWANCE times it
         assert len(idx) * max(len(pairs[i][1]) + 1 for i in idx) <= max_tokens
+        assert len(idx) * max(len(pairs[i][0]) + 1 for i in idx) <= SOURCE_ALLOWANCE * max_tokens
     assert sorted(i for idx in plan for i in idx) == list(range(len(pairs)))  # every pair exactly once
     assert TokenBatchSampler(pairs, max_tokens, seed=seed).epoch_batches(epoch) == plan  # deterministic
 
@@ -90,8 +90,19 @@ def test_sampler_order_depends_on_seed_and_epoch_and_groups_lengths():
     s = TokenBatchSampler(pairs, 400, seed=0)
     assert s.epoch_batches(0) != s.epoch_batches(1)
     assert s.epoch_batches(0) != TokenBatchSampler(pairs, 400, seed=1).epoch_batches(0)
-    padded = sum(len(idx) * max(s.src_lens[i] for i in idx) for idx in s.epoch_batches(0))
-    assert sum(s.src_lens) / padded > 0.95  # grouping by length leaves little padding
+    padded = sum(len(idx) * max(s.tgt_lens[i] for i in idx) for idx in s.epoch_batches(0))
+    assert sum(s.tgt_lens) / padded > 0.95  # grouping by length leaves little padding
+
+
+def test_sampler_budget_counts_target_tokens():
+    "Sources 1.5x as long as their targets (German -> English): the budget still fills with target tokens."
+    rng = random.Random(0)
+    pairs = [([3] * (3 * n // 2), [4] * n) for n in (rng.randint(5, 40) for _ in range(3000))]
+    s = TokenBatchSampler(pairs, 1000, seed=0)
+    plan = s.epoch_batches(0)
+    real_target = sum(s.tgt_lens) / len(plan)
+    assert real_target > 0.9 * 1000  # a budget on max(source, target) would give about 1000 / 1.5
+    assert all(len(idx) * max(s.tgt_lens[i] for i in idx) <= 1000 for idx in plan)
 
 
 def test_sampler_resumes_exactly_across_epochs():
@@ -113,12 +124,15 @@ def test_sampler_resumes_exactly_across_epochs():
 
 
 def test_sampler_errors():
-    with pytest.raises(ValueError, match="pair 1 needs 31 tokens .* more than max_tokens=20"):
-        TokenBatchSampler([([3], [3]), ([3] * 30, [3])], 20)
+    with pytest.raises(ValueError, match=r"pair 1 has a target of 31 tokens .* \(20 with max_tokens=20\)"):
+        TokenBatchSampler([([3], [3]), ([3], [3] * 30)], 20)
+    with pytest.raises(ValueError, match=r"pair 1 has a source of 41 tokens .* \(40 with max_tokens=20\)"):
+        TokenBatchSampler([([3], [3]), ([3] * 40, [3])], 20)
+    TokenBatchSampler([([3] * 39, [3])], 20)  # a source up to twice the budget is allowed
     with pytest.raises(ValueError, match="positive integer"):
         TokenBatchSampler([([3], [3])], 0)
     with pytest.raises(ValueError, match="cannot be shared by 2 ranks"):
-        TokenBatchSampler([([3] * 9, [3]), ([3], [3])], 10, num_shards=2)
+        TokenBatchSampler([([3], [3] * 9), ([3], [3])], 10, num_shards=2)
 
 
 # ---- label smoothing -----------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""Does the recipe still learn to translate? A fast guard on real data.
+
+The components can each be exact while the whole learns badly: embeddings initialised like the other matrices
+(Xavier on the V x d table) trained to a model that wrote the same English sentence for every German verse, and
+no unit test noticed. This test trains a tiny model for 150 updates on a slice of the fixed reference split
+(../shared/data/reference-split, see its README) and checks two things on held-out pairs: the loss fell below a
+stated level, and the model reads its source -- pairing each target with another pair's source must cost it
+something. Measured when the test was written (torch 2.13 CPU, seeds 0 and 1): held-out NLL 5.05 / 5.10 and a
+source gap of 0.075 / 0.084 nats per token; with the old Xavier embeddings 5.49 and 0.001.
+"""
+import os
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from annotated_transformer.data import encode_pairs, load_corpus, train_tokenizer
+from annotated_transformer.model import make_model
+from annotated_transformer.training import Trainer, TrainConfig, model_config_from
+
+SPLIT = Path(os.environ.get("REFERENCE_SPLIT", Path(__file__).resolve().parents[2] / "shared/data/reference-split"))
+
+
+@pytest.fixture(scope="module")
+def bible_slice():
+    files = [SPLIT / f"bible-de-en.{part}.tsv" for part in ("train", "dev", "test")]
+    if not all(f.is_file() for f in files):
+        if os.environ.get("CI"):
+            pytest.fail(f"the reference split is missing: {SPLIT} (set REFERENCE_SPLIT)")
+        pytest.skip(f"no reference split at {SPLIT} (set REFERENCE_SPLIT)")
+    corpus = load_corpus("tsv:" + ";".join(map(str, files)))
+    train_text, dev_text = corpus.train[:3000], corpus.dev[:200]
+    tok = train_tokenizer(train_text, 4000, num_threads=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # long verses are skipped, on purpose: a shorter test
+        return tok, encode_pairs(train_text, tok, max_len=64), encode_pairs(dev_text, tok, max_len=64)
+
+
+def test_tiny_model_learns_to_translate(bible_slice):
+    tok, train, dev = bible_slice
+    cfg = TrainConfig(layers=1, d_model=128, heads=4, d_ff=256, dropout=0.1, share_embeddings=True, warmup=150,
+                      max_tokens=1000, steps=150, seed=0, log_every=150, eval_every=0, checkpoint_every=0,
+                      progress=False, device="cpu")
+    torch.manual_seed(0)
+    mc = model_config_from(cfg, tok.vocab_size, tok.vocab_size)
+    trainer = Trainer(make_model(**mc), train, cfg, model_config=mc, dev_pairs=dev)
+    before = trainer.evaluate()["dev_nll"]
+    trainer.fit()
+    after = trainer.evaluate()["dev_nll"]
+    sources = [s for s, _ in dev]
+    random.Random(0).shuffle(sources)
+    mismatched = trainer.evaluate([(s, t) for s, (_, t) in zip(sources, dev)])["dev_nll"]
+    assert before > 8.0  # about log(4000) = 8.3 at the start
+    assert after < 5.3, f"held-out NLL {after:.3f} after 150 updates (measured 5.05; the Xavier-embedding bug: 5.49)"
+    assert mismatched - after > 0.04, (f"the model hardly reads its source: held-out NLL {after:.3f}, "
+                                       f"{mismatched:.3f} with other pairs' sources (measured gap 0.075)")
