@@ -56,3 +56,38 @@ def test_tiny_model_learns_to_translate(bible_slice):
     assert after < 5.3, f"held-out NLL {after:.3f} after 150 updates (measured 5.05; the Xavier-embedding bug: 5.49)"
     assert mismatched - after > 0.04, (f"the model hardly reads its source: held-out NLL {after:.3f}, "
                                        f"{mismatched:.3f} with other pairs' sources (measured gap 0.075)")
+
+
+REFERENCE_LOOP = Path(__file__).resolve().parents[1] / "bench" / "reference_loop.py"
+
+
+def test_reference_loop_is_independent_of_the_package():
+    "The yardstick must share no code with what it measures: no import of annotated_transformer, at any depth."
+    import ast
+    tree = ast.parse(REFERENCE_LOOP.read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    assert "annotated_transformer" not in imported
+    assert imported <= {"argparse", "io", "json", "math", "platform", "random", "subprocess", "sys", "time", "pathlib",
+                        "torch", "sentencepiece", "sacrebleu"}, imported
+
+
+def test_reference_loop_runs_and_records(tmp_path):
+    import json
+    import subprocess
+    import sys
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    out = tmp_path / "ref"
+    proc = subprocess.run(
+        [sys.executable, str(REFERENCE_LOOP), "--train", str(fixtures / "de_en_train.tsv"), "--dev",
+         str(fixtures / "dev.tsv"), "--test", str(fixtures / "test.tsv"), "--out", str(out), "--steps", "3",
+         "--eval-every", "3", "--vocab", "120", "--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64",
+         "--max-tokens", "200", "--warmup", "10"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["dev_ppl"] > 1 and [c["step"] for c in result["curve"] if "dev_ppl" in c] == [3]
+    assert result["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+    assert result["test_sentences"] == len((fixtures / "test.tsv").read_text(encoding="utf-8").splitlines())
+    # its tokenizer follows the package's id layout, so that a package run can reuse it (--data-option tokenizer=)
+    from annotated_transformer.data import Tokenizer
+    assert Tokenizer.load(out / "spm.model").vocab_size == 120

@@ -1,0 +1,100 @@
+"""Collect the runs on the fixed reference split into one file for chapter 9b: results/reference_split.json.
+
+    python bench/collect_reference_split.py --runs-dir runs
+
+What it reads (none of it is committed; checkpoints never are):
+
+* `RUNS/ref_*` -- runs of the independent loop `bench/reference_loop.py` (its result.json);
+* `RUNS/deen_fixed_s*` -- `annotated-transformer train` runs with the reference split's recipe (config.json,
+  metrics.jsonl) and the `annotated-transformer evaluate --json` files written next to them as
+  `RUNS/<run>.eval.<what>.json`;
+* `RUNS/px_*` -- the ablation on a small proxy (2+2 layers, d_model 128, 400 updates of 2,000 target tokens,
+  warm-up 400, the proxy reference loop's tokenizer for every row, so that perplexities compare).
+
+Each entry keeps its command, commit, device, torch version and date.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import cpu_name  # noqa: E402
+
+# the proxy rows: (run directory, which code, what differs from the row above or from today's default)
+ABLATION = [
+    ("px_ref", "bench/reference_loop.py", "the independent plain-PyTorch loop"),
+    ("px_old", "57d765a", "the package before the fix: Xavier embeddings, budget on max(source, target)"),
+    ("px_initonly", "57d765a + N(0, 1/d_model) embeddings", "only the embedding initialisation fixed"),
+    ("px_budgetonly", "8ef194f with Xavier embeddings", "only the token budget fixed (padded target tokens)"),
+    ("px_ours", "8ef194f", "both fixed (today's default)"),
+]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def ours_run(run: Path) -> dict:
+    config = json.loads((run / "config.json").read_text())
+    metrics = read_jsonl(run / "metrics.jsonl")
+    train = [r for r in metrics if "loss" in r]
+    dev = [r for r in metrics if "dev_ppl" in r]
+    evals = {}
+    for f in sorted(run.parent.glob(f"{run.name}.eval.*.json")):
+        e = json.loads(f.read_text())
+        evals[f.name.split(".eval.")[1][:-5]] = {
+            k: e.get(k) for k in ("split", "sentences", "decoding", "avg", "checkpoints", "bleu", "chrf", "seconds",
+                                  "samples", "command", "date")}
+    seconds = sum((r["step"] - p) / r["steps_per_s"] for r, p in zip(train, [0] + [r["step"] for r in train][:-1]))
+    return {"name": run.name, "command": " ".join(config["command"]), "date": config["date"],
+            "torch": config["torch"], "device": f"{config['device']} ({cpu_name()}), 1 thread",
+            "train": config["train"], "dev_curve": [{"step": r["step"], "dev_ppl": r["dev_ppl"]} for r in dev],
+            "dev_ppl": dev[-1]["dev_ppl"] if dev else None, "seconds_in_training_steps": round(seconds),
+            "target_tokens_per_step": sum(r.get("tgt_tokens_per_s", 0) / r["steps_per_s"] for r in train) / len(train)
+            if train and "tgt_tokens_per_s" in train[0] else None,
+            "evaluations": evals}
+
+
+def reference_run(run: Path) -> dict:
+    r = json.loads((run / "result.json").read_text())
+    return {"name": run.name, **{k: r.get(k) for k in ("dev_ppl", "bleu", "bleu_text", "bleu_signature", "chrf",
+                                                        "chrf_signature", "test_sentences", "train_seconds",
+                                                        "target_tokens_per_step", "samples", "provenance")},
+            "dev_curve": [{"step": c["step"], "dev_ppl": c["dev_ppl"]} for c in r["curve"] if "dev_ppl" in c],
+            "device": f"cpu ({cpu_name()}), {r['provenance']['threads']} thread(s)"}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--runs-dir", type=Path, default=REPO / "runs")
+    p.add_argument("--out", type=Path, default=REPO / "results" / "reference_split.json")
+    args = p.parse_args(argv)
+    runs = args.runs_dir
+    out = {"what": "German->English on ../shared/data/reference-split (29,602 train / 500 dev / 1,000 test verses), "
+                   "README recipe: 3+3 layers, d_model 256, 4 heads, d_ff 1024, dropout 0.1, shared 8k BPE, "
+                   "label smoothing 0.1, warm-up 1000, 4000-token batches, 1000 updates",
+           "reference_loop": [reference_run(d) for d in sorted(runs.glob("ref_*")) if (d / "result.json").exists()],
+           "ours": [ours_run(d) for d in sorted(runs.glob("deen_fixed_s*")) if (d / "metrics.jsonl").exists()],
+           "ablation": []}
+    for name, code, what in ABLATION:
+        d = runs / name
+        if (d / "result.json").exists():
+            r = reference_run(d)
+            out["ablation"].append({"run": name, "code": code, "what": what, "dev_ppl": r["dev_ppl"],
+                                    "command": " ".join(r["provenance"]["command"]), "date": r["provenance"]["date"]})
+        elif (d / "metrics.jsonl").exists():
+            r = ours_run(d)
+            out["ablation"].append({"run": name, "code": code, "what": what, "dev_ppl": r["dev_ppl"],
+                                    "command": r["command"], "date": r["date"],
+                                    "target_tokens_per_step": r["target_tokens_per_step"]})
+    args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: {len(out['reference_loop'])} reference, {len(out['ours'])} ours, "
+          f"{len(out['ablation'])} ablation rows")
+
+
+if __name__ == "__main__":
+    main()
