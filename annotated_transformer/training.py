@@ -9,16 +9,19 @@ import dataclasses
 import difflib
 import importlib
 import inspect
+import io
 import json
 import math
 import os
 import pickle
+import pickletools
 import random
 import re
 import sys
 import tempfile
 import time
 import warnings
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -351,7 +354,9 @@ def atomic_torch_save(obj: Any, path: str | Path) -> Path:
     "`torch.save(obj, path)` via a temporary file in the same directory and `os.replace`: all or nothing."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
+    # os.open with mode 0o666 lets the umask decide, as for every other file of a run (mkstemp would give 0600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
@@ -409,16 +414,94 @@ def save_checkpoint(
     return atomic_torch_save(state, path)
 
 
-def safe_torch_load(path: str | Path, map_location: str | torch.device = "cpu") -> Any:
-    "`torch.load(path, weights_only=True)`; a file that asks for anything but tensors and plain data is refused."
+def _pickle_globals(stream) -> tuple[list[str], bool]:
+    "(the globals, as module.name, that the pickles at the start of `stream` import; is the first one whole?)"
+    found, whole = [], False
+    for _ in range(5):  # torch's legacy format is a few pickles in a row (magic number, version, ..., the object)
+        memo, pushed, strings, mine = {}, None, [], []
+        try:  # pickletools only parses: nothing is imported or called
+            for op, arg, _ in pickletools.genops(stream):
+                value = None
+                if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING",
+                               "BINSTRING", "STRING"):
+                    value = arg
+                elif op.name in ("GET", "BINGET", "LONG_BINGET"):
+                    value = memo.get(arg)
+                elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                    memo[arg] = pushed
+                elif op.name == "MEMOIZE":
+                    memo[len(memo)] = pushed
+                elif op.name == "GLOBAL":  # protocols 0-3: "module name"
+                    mine.append(".".join(str(arg).split(" ", 1)))
+                elif op.name == "STACK_GLOBAL" and len(strings) >= 2:  # protocol 4+: the two strings pushed before
+                    mine.append(f"{strings[-2]}.{strings[-1]}")
+                if value is not None:
+                    strings.append(str(value))
+                if op.name not in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
+                    pushed = value
+        except Exception:  # not (or no longer) a pickle: a damaged file, or the raw tensor data that follows
+            return found, whole
+        found, whole = found + mine, True
+        if stream.read(1) != b"\x80":  # the next pickle would start with PROTO
+            return found, whole
+        stream.seek(-1, os.SEEK_CUR)
+    return found, whole
+
+
+def _code_in(path: Path) -> str | None:
+    "The first global that a checkpoint file would import beyond what weights_only allows (None: no code found)."
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as e:
-        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(e))
-        reason = f"it asks for {found.group(1)}" if found else str(e).splitlines()[0]
-        raise ValueError(f"{path} is not a safe checkpoint: torch.load(weights_only=True) refused it ({reason}, "
-                         "which is neither a tensor nor plain data). It may run code when unpickled: do not load "
-                         "it with weights_only=False unless you trust its source.") from None
+        from torch._weights_only_unpickler import _get_allowed_globals  # what torch.load(weights_only=True) allows
+        allowed = set(_get_allowed_globals()).__contains__
+    except Exception:  # a private name: if a torch version lacks it, torch's own modules and containers pass
+        allowed = lambda name: name.startswith(("torch.", "collections.", "_codecs."))
+    try:
+        if zipfile.is_zipfile(path):  # torch's format: a zip archive whose data.pkl holds the object
+            with zipfile.ZipFile(path) as z:
+                names = [n for n in z.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
+                if not names:
+                    return None
+                with z.open(names[0]) as f:
+                    found, whole = _pickle_globals(io.BytesIO(f.read()))
+        else:  # torch's legacy format, or a plain pickle
+            with open(path, "rb") as f:
+                found, whole = _pickle_globals(f)
+    except (OSError, zipfile.BadZipFile, RuntimeError, ValueError):
+        return None
+    code = [name for name in found if not allowed(name)]
+    return code[0].replace("__builtin__.", "builtins.") if whole and code else None  # (protocol 2 spells it so)
+
+
+def _starts_with(path: Path, prefix: bytes) -> bool:
+    with open(path, "rb") as f:
+        return f.read(len(prefix)) == prefix
+
+
+def safe_torch_load(path: str | Path, map_location: str | torch.device = "cpu") -> Any:
+    "`torch.load(path, weights_only=True)` without torch's warnings; one ValueError for a damaged file, another for code."
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such checkpoint file: {path}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. torch's note on pickle protocols: not for our users
+            return torch.load(path, map_location=map_location, weights_only=True)
+    except PermissionError as e:
+        raise ValueError(f"cannot read {path}: {e.strerror}") from None
+    except Exception:  # torch raises many kinds: RuntimeError, EOFError, KeyError, OSError, UnpicklingError, ...
+        pass
+    code = _code_in(path)
+    if code is not None:
+        raise ValueError(f"refused: {path} contains code (loading it would call {code}); it was not loaded") from None
+    if path.stat().st_size == 0:
+        why = "the file is empty"
+    elif _starts_with(path, b"PK\x03\x04"):  # a zip archive, as torch.save writes, but unreadable
+        why = "a PyTorch archive that is cut short or damaged"
+    elif _starts_with(path, b"\x80"):  # a pickle (torch's legacy format is one too)
+        why = "a pickle that is not a readable PyTorch checkpoint: cut short, damaged or something else"
+    else:
+        why = "not a PyTorch checkpoint file"
+    raise ValueError(f"damaged or not a checkpoint: {path} ({why})") from None
 
 
 def load_checkpoint(
@@ -436,10 +519,18 @@ def load_checkpoint(
     path = Path(path)
     ckpt = safe_torch_load(path, map_location)
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not an annotated-transformer checkpoint (no format={CHECKPOINT_FORMAT!r} entry)")
-    if model is not None: unwrap(model).load_state_dict(ckpt["model"])
-    if optimizer is not None: optimizer.load_state_dict(ckpt["optimizer"])
-    if scheduler is not None: scheduler.load_state_dict(ckpt["scheduler"])
+        raise ValueError(f"damaged or not a checkpoint: {path} (a PyTorch file, but not an annotated-transformer "
+                         f"checkpoint: no format={CHECKPOINT_FORMAT!r} entry)")
+    wanted = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "sampler": sampler}
+    for key in ["step", "model", *(k for k, v in wanted.items() if v is not None)]:
+        if key not in ckpt:
+            raise ValueError(f"damaged or not a checkpoint: {path} (it has no {key!r} entry)")
+    try:
+        if model is not None: unwrap(model).load_state_dict(ckpt["model"])
+        if optimizer is not None: optimizer.load_state_dict(ckpt["optimizer"])
+        if scheduler is not None: scheduler.load_state_dict(ckpt["scheduler"])
+    except (RuntimeError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} does not fit this model: {str(e).strip().splitlines()[0]}") from None
     if sampler is not None: sampler.load_state_dict(ckpt["sampler"])
     if restore_rng and "rng" in ckpt:
         states = ckpt["rng"]
@@ -455,13 +546,16 @@ def checkpoint_path(out_dir: str | Path, step: int) -> Path:
     return Path(out_dir) / "checkpoints" / f"step_{step:06d}.pt"
 
 
+def _step_of(path: str | Path) -> int | None:
+    "The step in a checkpoint's name (step_000100.pt → 100); None for other names."
+    found = re.fullmatch(r"step_(\d+)\.pt", Path(path).name)
+    return int(found.group(1)) if found else None
+
+
 def list_checkpoints(out_dir: str | Path) -> list[Path]:
     "The checkpoints of a run (OUT, or OUT/checkpoints itself), oldest first."
     folder = Path(out_dir) / "checkpoints" if (Path(out_dir) / "checkpoints").is_dir() else Path(out_dir)
-    found = []
-    for p in folder.glob("step_*.pt"):
-        with contextlib.suppress(ValueError):
-            found.append((int(p.stem.split("_", 1)[1]), p))
+    found = [(step, p) for p in folder.glob("step_*.pt") if (step := _step_of(p)) is not None]
     return [p for _, p in sorted(found)]
 
 
@@ -478,9 +572,13 @@ def find_checkpoint(path: str | Path) -> Path:
     raise FileNotFoundError(f"no such checkpoint or run directory: {path}")
 
 
-def prune_checkpoints(out_dir: str | Path, keep_last: int) -> list[Path]:
-    "Delete all but the newest `keep_last` checkpoints (0 keeps all); returns the deleted paths."
-    ckpts = list_checkpoints(out_dir)
+def prune_checkpoints(
+    out_dir: str | Path,
+    keep_last: int,  # how many of the newest to keep (0 keeps all)
+    upto: int | None = None,  # only consider checkpoints up to this step (a trainer passes its own step)
+) -> list[Path]:
+    "Delete all but the newest `keep_last` checkpoints (of those up to step `upto`); returns the deleted paths."
+    ckpts = [p for p in list_checkpoints(out_dir) if upto is None or _step_of(p) <= upto]
     doomed = ckpts[:-keep_last] if keep_last > 0 else []
     for p in doomed:
         p.unlink(missing_ok=True)
@@ -492,11 +590,16 @@ def load_model(
     device: str | torch.device | None = None,  # default: pick_device()
 ) -> nn.Module:
     "Rebuild the model saved in a checkpoint, load its weights, and return it in eval mode."
-    ckpt = load_checkpoint(find_checkpoint(path))
-    if "model_config" not in ckpt:
-        raise ValueError(f"{path} holds no model_config: it cannot be rebuilt with build_model")
-    model = build_model(ckpt["model_config"])
-    model.load_state_dict(ckpt["model"])
+    file = find_checkpoint(path)
+    ckpt = load_checkpoint(file)
+    if not isinstance(ckpt.get("model_config"), dict):
+        raise ValueError(f"{file} holds no model_config: it cannot be rebuilt with build_model")
+    try:
+        model = build_model(ckpt["model_config"])
+        model.load_state_dict(ckpt["model"])
+    except (TypeError, RuntimeError) as e:
+        raise ValueError(f"damaged or not a checkpoint: {file} (its weights do not fit its model_config: "
+                         f"{str(e).strip().splitlines()[0]})") from None
     return model.to(pick_device(device)).eval()
 
 # %% ../nbs/07_training.ipynb #b650400d
