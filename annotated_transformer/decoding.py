@@ -401,10 +401,11 @@ def _load_checkpoint(path: Path) -> tuple[dict, dict[str, Tensor]]:
     elif isinstance(ckpt, dict) and ckpt and all(isinstance(v, Tensor) for v in ckpt.values()):
         state = ckpt  # a bare state dict
     else:
-        raise ValueError(f"{path} holds neither a checkpoint with a 'model' state dict nor a state dict")
+        raise ValueError(f"damaged or not a checkpoint: {path} (it holds neither a checkpoint with a 'model' state "
+                         "dict nor a state dict)")
     bad = [key for key, v in state.items() if not isinstance(v, Tensor)]
     if bad:
-        raise ValueError(f"{path}: state dict entry {bad[0]!r} is not a tensor")
+        raise ValueError(f"damaged or not a checkpoint: {path} (state dict entry {bad[0]!r} is not a tensor)")
     return ckpt, state
 
 
@@ -416,7 +417,6 @@ def _alias_of(state: dict[str, Tensor]) -> dict[str, str]:
         ident = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
         alias[key] = first.setdefault(ident, key)
     return alias
-
 
 # %% ../nbs/08_decoding.ipynb #9a56edda
 def average_checkpoints(

