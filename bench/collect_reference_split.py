@@ -50,7 +50,10 @@ def ours_run(run: Path) -> dict:
             k: e.get(k) for k in ("split", "sentences", "decoding", "avg", "checkpoints", "bleu", "chrf", "seconds",
                                   "samples", "command", "date")}
     seconds = sum((r["step"] - p) / r["steps_per_s"] for r, p in zip(train, [0] + [r["step"] for r in train][:-1]))
-    return {"name": run.name, "command": " ".join(config["command"]), "date": config["date"],
+    command = list(config["command"])
+    if command[:1] == ["annotated-transformer"] and command[1:2] != ["train"]:  # config.json leaves out the subcommand
+        command.insert(1, "train")
+    return {"name": run.name, "command": " ".join(command), "date": config["date"],
             "torch": config["torch"], "device": f"{config['device']} ({cpu_name()}), 1 thread",
             "train": config["train"], "dev_curve": [{"step": r["step"], "dev_ppl": r["dev_ppl"]} for r in dev],
             "dev_ppl": dev[-1]["dev_ppl"] if dev else None, "seconds_in_training_steps": round(seconds),
@@ -85,7 +88,8 @@ def main(argv=None):
         if (d / "result.json").exists():
             r = reference_run(d)
             out["ablation"].append({"run": name, "code": code, "what": what, "dev_ppl": r["dev_ppl"],
-                                    "command": " ".join(r["provenance"]["command"]), "date": r["provenance"]["date"]})
+                                    "command": " ".join(r["provenance"]["command"]), "date": r["provenance"]["date"],
+                                    "target_tokens_per_step": r["target_tokens_per_step"]})
         elif (d / "metrics.jsonl").exists():
             r = ours_run(d)
             out["ablation"].append({"run": name, "code": code, "what": what, "dev_ppl": r["dev_ppl"],

@@ -162,6 +162,8 @@ def main():
     p.add_argument("--test-limit", type=int, default=None, help="score only the first N test pairs")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     random.seed(a.seed); torch.manual_seed(a.seed)
     a.out.mkdir(parents=True, exist_ok=True)
     train, dev = read_tsv(a.train), read_tsv(a.dev)
@@ -206,9 +208,7 @@ def main():
               "provenance": {"command": [Path(sys.argv[0]).name, *sys.argv[1:]], "torch": torch.__version__,
                              "sacrebleu": sacrebleu.__version__, "sentencepiece": spm.__version__,
                              "machine": platform.machine(), "threads": a.threads,
-                             "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                                      text=True).stdout.strip(),
-                             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}}
+                             "commit": commit, "date": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}}
     if a.test:
         test = read_tsv(a.test)[: a.test_limit]
         hyps = greedy(model, sp, [s for s, _ in test])
