@@ -1505,7 +1505,8 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
                              "bos": data.bos, "eos": data.eos, "train_pairs": len(data.train),
                              "dev_pairs": len(data.dev), "meta": data.meta},
                     "files": sorted(files),  # the data builder's files (--overwrite deletes them too)
-                    "command": [Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)],
+                    "command": (["annotated-transformer", "train", *argv] if argv is not None  # called as the CLI command
+                                else [Path(sys.argv[0]).name, *sys.argv[1:]]),  # python -m / torchrun
                     "world_size": world, "device": str(trainer.device), "torch": torch.__version__,
                     "resumed_from": str(resume_from) if resume_from else None,
                     "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -51,7 +51,7 @@ def ours_run(run: Path) -> dict:
                                   "samples", "command", "date")}
     seconds = sum((r["step"] - p) / r["steps_per_s"] for r, p in zip(train, [0] + [r["step"] for r in train][:-1]))
     command = list(config["command"])
-    if command[:1] == ["annotated-transformer"] and command[1:2] != ["train"]:  # config.json leaves out the subcommand
+    if command[:1] == ["annotated-transformer"] and command[1:2] != ["train"]:  # config.json before 2b34712 left it out
         command.insert(1, "train")
     return {"name": run.name, "command": " ".join(command), "date": config["date"],
             "torch": config["torch"], "device": f"{config['device']} ({cpu_name()}), 1 thread",

@@ -112,6 +112,7 @@ def test_train_end_to_end_then_resume_after_a_crash(tmp_path, monkeypatch):
     assert (straight / "config.json").exists()
     info = json.loads((straight / "config.json").read_text())
     assert info["model"]["N"] == 1 and info["data"]["train_pairs"] == 300 and info["train"]["steps"] == 10
+    assert info["command"][:3] == ["annotated-transformer", "train", TINY[0]]  # the command as typed, subcommand too
     assert [p.name for p in list_checkpoints(straight)] == ["step_000009.pt", "step_000010.pt"]
     assert [r["step"] for r in metrics(straight)] == list(range(1, 11))
     model = load_model(straight, device="cpu")
