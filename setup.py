@@ -25,7 +25,8 @@ setuptools.setup(
     author=cfg["author"],
     author_email=cfg["author_email"],
     url=cfg["git_url"],
-    license="MIT",
+    license_expression="MIT",  # SPDX (PEP 639)
+    license_files=["LICENSE"],
     keywords=cfg["keywords"],
     classifiers=[
         "Development Status :: 3 - Alpha",

@@ -16,6 +16,10 @@ fi
 "$VENV/bin/python" -m pip install -q "$TORCH_SPEC"
 "$VENV/bin/python" -m pip install -q -e ".[dev]"
 
+# Kernels started from this virtualenv read .venv/etc/ipython/: drop ipykernel's once-per-notebook TCP notice there.
+mkdir -p "$VENV/etc/ipython"
+cp tools/ipython_kernel_config.py "$VENV/etc/ipython/ipython_kernel_config.py"
+
 # MathJax 3 from the npm registry, served from _static/ so math renders without a CDN.
 if [ ! -f _mathjax/tex-svg.js ]; then
   tmp=$(mktemp -d)

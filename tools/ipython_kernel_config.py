@@ -1,0 +1,13 @@
+# Installed by tools/install.sh into the virtualenv (.venv/etc/ipython/), where every IPython kernel started from
+# it reads it. Notebooks are executed by kernels on this machine's loopback interface, so ipykernel's warning that
+# "Kernel is running over TCP without encryption" (printed once per notebook) says nothing here; it is dropped,
+# and every other message of the kernel still shows.
+import logging
+
+
+class _DropTcpNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "running over TCP without encryption" not in record.getMessage()
+
+
+logging.getLogger("IPKernelApp").addFilter(_DropTcpNotice())
