@@ -155,6 +155,7 @@ class TokenBatchSampler:
             current.append(i)
             longest_tgt, longest_src = t, s
         batches.append(current)
+        self._fill_last(batches)
         if self.shuffle:
             rng.shuffle(batches)
         if self.num_shards > 1 and (small := min(map(len, batches))) < self.num_shards:
@@ -162,6 +163,19 @@ class TokenBatchSampler:
                              f"raise max_tokens (now {self.max_tokens}) or filter out long pairs")
         self._cache = (epoch, batches)
         return batches
+
+    def _fill_last(self, batches: list[list[int]]) -> None:
+        "With DDP, give the last (shortest) batch pairs of the one before, if it has fewer pairs than ranks."
+        last, before = batches[-1], batches[-2] if len(batches) > 1 else []
+        need = self.num_shards - len(last)
+        if need <= 0 or len(before) - need < self.num_shards:
+            return
+        moved = before[-need:]  # the longest pairs of `before`, still no longer than any in `last`
+        grown = moved + last
+        if (len(grown) * max(self.tgt_lens[i] for i in grown) <= self.max_tokens and
+                len(grown) * max(self.src_lens[i] for i in grown) <= SOURCE_ALLOWANCE * self.max_tokens):
+            del before[-need:]
+            last[:0] = moved
 
     def __len__(self) -> int:
         "Number of batches in the current epoch."
@@ -694,7 +708,8 @@ class TrainConfig:
     adam_beta1: float = _opt(0.9, "Adam β1")
     adam_beta2: float = _opt(0.98, "Adam β2")
     adam_eps: float = _opt(1e-9, "Adam ε")
-    max_tokens: int = _opt(25000, "padded source and target tokens per batch (§5.1: ~25000 each), shared by all ranks")
+    max_tokens: int = _opt(25000, "padded target tokens per batch (§5.1: ~25000 per side), shared by all "
+                                "ranks; its source side may take up to twice as many")
     accum_steps: int = _opt(1, "batches per update (gradient accumulation): global batch = accum_steps × max_tokens")
     clip_norm: float = _opt(0.0, "clip the gradient norm to this value; 0 = no clipping (the paper does not clip)")
     steps: int = _opt(100000, "number of updates (the base model: 100000)")
@@ -871,6 +886,9 @@ def _model_config_of(model: nn.Module) -> dict:
     return {k: v for k, v in config.items() if k in names}
 
 
+_DDP_ARGS = set(inspect.signature(nn.parallel.DistributedDataParallel.__init__).parameters)
+
+
 class Trainer:
     "Train an `EncoderDecoder` on (source ids, target ids) pairs: one process, or one of many under torchrun."
 
@@ -898,7 +916,10 @@ class Trainer:
         self.step_module, self.ddp = self.loss_module, None
         if self.world > 1:  # gradients are averaged over ranks in backward; no buffer changes, so no broadcasts
             ids = [self.device] if self.device.type == "cuda" else None
-            self.ddp = nn.parallel.DistributedDataParallel(self.loss_module, device_ids=ids, broadcast_buffers=False)
+            # the buffers (positional table, masks) are the same on every rank: never re-broadcast them
+            no_sync = ({"forward_sync_buffers": False} if "forward_sync_buffers" in _DDP_ARGS  # torch >= 2.13
+                       else {"broadcast_buffers": False})
+            self.ddp = nn.parallel.DistributedDataParallel(self.loss_module, device_ids=ids, **no_sync)
             self.step_module = self.ddp
         if self.cfg.compile:  # shapes vary from batch to batch: after the first recompilation, dynamic shapes
             self.step_module = torch.compile(self.step_module)
@@ -1522,6 +1543,9 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
         if rank == 0:
             print(f"done: step {trainer.step}; newest checkpoint {trainer.last_checkpoint or '(none written)'}",
                   flush=True)
+            if data.meta.get("task") == "copy" and data.dev:  # a toy task can say plainly whether it learned
+                acc = copy_accuracy(trainer.model, data.dev)
+                print(f"exact copies of the {len(data.dev)} held-out sequences (greedy decoding): {acc:.1%}", flush=True)
         return 0
     finally:
         if world > 1 and dist.is_initialized():

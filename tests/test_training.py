@@ -135,6 +135,27 @@ def test_sampler_errors():
         TokenBatchSampler([([3], [3] * 9), ([3], [3])], 10, num_shards=2)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_sampler_gives_every_rank_a_pair(seed):
+    "With DDP the last, shortest batch of the length-sorted plan borrows pairs, within the budget, from the one before."
+    rng = random.Random(seed)
+    pairs = [([3] * rng.randint(1, 30), [3] * rng.randint(1, 30)) for _ in range(rng.randint(50, 300))]
+    for shards in (2, 4, 8):
+        try:
+            sampler = TokenBatchSampler(pairs, 256, seed=seed, num_shards=shards)
+        except ValueError as e:  # only when the longest pairs alone leave too few per batch
+            assert "cannot be shared" in str(e) and 256 // (max(len(t) for _, t in pairs) + 1) < 2 * shards
+            continue
+        for epoch in range(3):
+            plan = sampler.epoch_batches(epoch)
+            assert min(map(len, plan)) >= shards
+            assert sorted(i for idx in plan for i in idx) == list(range(len(pairs)))
+            for idx in plan:
+                assert len(idx) * max(sampler.tgt_lens[i] for i in idx) <= 256
+    tail = TokenBatchSampler([([3], [3] * 2)] * 4 + [([3], [3] * 3)], 12, num_shards=2, shuffle=False)
+    assert tail.epoch_batches(0) == [[0, 1, 2], [3, 4]]  # without borrowing: [[0, 1, 2, 3], [4]]
+
+
 # ---- label smoothing -----------------------------------------------------------------------------
 @pytest.mark.parametrize("V,eps,pad", [(5, 0.1, 0), (37, 0.1, 0), (37, 0.3, 4), (1000, 0.1, 0), (12, 0.0, 0)])
 def test_label_smoothing_against_cross_entropy(V, eps, pad):
