@@ -8,7 +8,10 @@ For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and c
   * math is typeset: MathJax produced output (mjx-container), no MathJax error, and no raw
     `\\(`, `\\[` or `$$` left in the text outside code;
   * chapter pages (nbs/0[1-9]*) show at least one rendered figure (an image that decoded);
-and saves a screenshot of each page. Exit status 1 if any check fails.
+  * nothing is clipped, at a desktop (1280 px) and a phone (390 px) viewport: no element of the page's
+    article sticks out of it or hides part of its content, unless it sits in a box with its own scrollbar
+    (wide tables, code and equations scroll inside their box), and the page itself never scrolls sideways;
+and saves a screenshot of each page at each width. Exit status 1 if any check fails.
 """
 from __future__ import annotations
 
@@ -80,6 +83,90 @@ async () => {
 """
 
 
+# Runs in the page: what sticks out of the article (or is cut off) without a scrollbar of its own to reach it.
+CLIPPED_JS = """
+() => {
+  const article = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const edge = article.getBoundingClientRect();
+  const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  const cuts = e => ['hidden', 'clip'].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 1;
+  const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+    (typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\\s+/).slice(0, 2).join('.') : '');
+  const found = [];
+  for (const e of article.querySelectorAll('*')) {
+    if (found.some(f => f.contains(e))) continue;  // report the outermost element only
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || getComputedStyle(e).position === 'fixed') continue;
+    let inScrollBox = false;
+    for (let p = e.parentElement; p && p !== article; p = p.parentElement) {
+      if (scrolls(p)) { inScrollBox = true; break; }
+    }
+    if (inScrollBox) continue;
+    const sticksOut = r.right > edge.right + 1 || r.left < edge.left - 1;
+    if (sticksOut || (cuts(e) && !e.matches('mjx-container *'))) found.push(e);
+  }
+  return {
+    clipped: found.slice(0, 5).map(e => `${name(e)} (${Math.round(e.getBoundingClientRect().width)} px wide` +
+      `, scrolls ${e.scrollWidth} px: "${(e.textContent || '').trim().slice(0, 50)}")`),
+    count: found.length,
+    page_scrolls_sideways: document.documentElement.scrollWidth > window.innerWidth + 1,
+  };
+}
+"""
+WIDTHS = {"desktop": 1280, "phone": 390}
+
+
+def check_page(browser, base: str, page_name: str, width_name: str, width: int, screenshots: Path | None) -> int:
+    "Load one page at one viewport width and check it; 1 if something is wrong (printed), else 0."
+    problems: list[str] = []
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.on("console", lambda m, pr=problems: m.type == "error" and pr.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e, pr=problems: pr.append(f"script error: {e}"))
+    page.on("requestfailed", lambda r, pr=problems: pr.append(f"request failed: {r.url} ({r.failure})"))
+
+    def outside(route, pr=problems):
+        pr.append(f"fetched from outside the machine: {route.request.url}")
+        route.abort()
+
+    page.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]|data:|blob:|about:).*"), outside)
+    url = f"{base}/{page_name}.html"
+    response = page.goto(url, wait_until="load")
+    if response is None or not response.ok:
+        problems.append(f"HTTP {response.status if response else 'no response'} for {url}")
+    report = page.evaluate(PAGE_REPORT_JS)
+    page.wait_for_timeout(200)
+    is_chapter = re.search(r"nbs/0[1-9]", page_name) is not None
+    if is_chapter and not report["mathjax_loaded"]:
+        problems.append("MathJax did not load")
+    if is_chapter and report["math_nodes"] == 0:
+        problems.append("no typeset math on a chapter page")
+    if report["math_errors"]:
+        problems.append(f"{report['math_errors']} MathJax errors")
+    if report["raw_math"]:
+        problems.append(f"raw TeX left in the page: {report['raw_math_sample']!r}")
+    if is_chapter and report["figures"] == 0:
+        problems.append("no rendered figure on a chapter page")
+    if report["broken_images"]:
+        problems.append(f"images that did not load: {report['broken_images']}")
+    clipped = page.evaluate(CLIPPED_JS)
+    if clipped["count"]:
+        problems.append(f"{clipped['count']} elements clipped or sticking out without a scrollbar of their own, "
+                        f"e.g. {'; '.join(clipped['clipped'])}")
+    if clipped["page_scrolls_sideways"]:
+        problems.append("the page scrolls sideways")
+    if screenshots is not None:
+        screenshots.mkdir(parents=True, exist_ok=True)
+        suffix = "" if width_name == "desktop" else f"_{width_name}"
+        page.screenshot(path=str(screenshots / f"{Path(page_name).name}{suffix}.png"))
+    status = "ok" if not problems else "FAIL"
+    print(f"{status:4} {page_name} at {width} px: {report['math_nodes']} math, {report['figures']} figures, "
+          f"MathJax {report['mathjax_version']}")
+    for pr in problems:
+        print(f"     - {pr}")
+    page.close()
+    return int(bool(problems))
+
+
 def check(site: Path, root: Path, screenshots: Path | None, chromium: str) -> int:
     pages = toc_pages(root)
     server, base = serve(site)
@@ -88,50 +175,13 @@ def check(site: Path, root: Path, screenshots: Path | None, chromium: str) -> in
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             for page_name in pages:
-                problems: list[str] = []
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                page.on("console", lambda m, pr=problems: m.type == "error" and pr.append(f"console error: {m.text}"))
-                page.on("pageerror", lambda e, pr=problems: pr.append(f"script error: {e}"))
-                page.on("requestfailed", lambda r, pr=problems: pr.append(f"request failed: {r.url} ({r.failure})"))
-
-                def outside(route, pr=problems):
-                    pr.append(f"fetched from outside the machine: {route.request.url}")
-                    route.abort()
-
-                page.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]|data:|blob:|about:).*"), outside)
-                url = f"{base}/{page_name}.html"
-                response = page.goto(url, wait_until="load")
-                if response is None or not response.ok:
-                    problems.append(f"HTTP {response.status if response else 'no response'} for {url}")
-                report = page.evaluate(PAGE_REPORT_JS)
-                page.wait_for_timeout(200)
-                is_chapter = re.search(r"nbs/0[1-9]", page_name) is not None
-                if is_chapter and not report["mathjax_loaded"]:
-                    problems.append("MathJax did not load")
-                if is_chapter and report["math_nodes"] == 0:
-                    problems.append("no typeset math on a chapter page")
-                if report["math_errors"]:
-                    problems.append(f"{report['math_errors']} MathJax errors")
-                if report["raw_math"]:
-                    problems.append(f"raw TeX left in the page: {report['raw_math_sample']!r}")
-                if is_chapter and report["figures"] == 0:
-                    problems.append("no rendered figure on a chapter page")
-                if report["broken_images"]:
-                    problems.append(f"images that did not load: {report['broken_images']}")
-                if screenshots is not None:
-                    screenshots.mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(screenshots / (Path(page_name).name + ".png")))
-                status = "ok" if not problems else "FAIL"
-                print(f"{status:4} {page_name}: {report['math_nodes']} math, {report['figures']} figures, "
-                      f"MathJax {report['mathjax_version']}")
-                for pr in problems:
-                    print(f"     - {pr}")
-                failures += bool(problems)
-                page.close()
+                for width_name, width in WIDTHS.items():
+                    failures += check_page(browser, base, page_name, width_name, width, screenshots)
             browser.close()
     finally:
         server.shutdown()
-    print(f"{len(pages) - failures}/{len(pages)} pages passed")
+    print(f"{len(pages) * len(WIDTHS) - failures}/{len(pages) * len(WIDTHS)} page views passed "
+          f"({len(pages)} pages at {' and '.join(f'{w} px' for w in WIDTHS.values())})")
     return 1 if failures else 0
 
 
