@@ -157,6 +157,7 @@ def test_module_entry_points(tmp_path):
                           "--out", str(tmp_path / "m")], env=env(), capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "done: step 2" in run.stdout
+    assert "exact copies of the 40 held-out sequences (greedy decoding): " in run.stdout  # the copy task says
 
 
 def test_torchrun_two_processes_matches_one(tmp_path):
