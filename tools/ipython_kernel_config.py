@@ -11,3 +11,7 @@ class _DropTcpNotice(logging.Filter):
 
 
 logging.getLogger("IPKernelApp").addFilter(_DropTcpNotice())
+
+# Figures as PNGs at twice the resolution, shown at their normal size: sharp on high-DPI screens (the website, and
+# notebooks run from this virtualenv).
+c.InlineBackend.figure_formats = {"retina"}
