@@ -5,9 +5,10 @@
 What it reads (none of it is committed; checkpoints never are):
 
 * `RUNS/ref_*` -- runs of the independent loop `bench/reference_loop.py` (its result.json);
-* `RUNS/deen_fixed_s*` -- `annotated-transformer train` runs with the reference split's recipe (config.json,
-  metrics.jsonl) and the `annotated-transformer evaluate --json` files written next to them as
-  `RUNS/<run>.eval.<what>.json`;
+* `RUNS/deen_fixed_s*` and `RUNS/zhen_fixed_s*` -- `annotated-transformer train` runs with the reference split's
+  recipe on its German->English and Chinese->English files (config.json, metrics.jsonl) and the
+  `annotated-transformer evaluate --json` files written next to them as `RUNS/<run>.eval.<what>.json`; a run
+  that has not reached its last step yet is left out (and said so);
 * `RUNS/px_*` -- the ablation on a small proxy (2+2 layers, d_model 128, 400 updates of 2,000 target tokens,
   warm-up 400, the proxy reference loop's tokenizer for every row, so that perplexities compare).
 
@@ -71,6 +72,17 @@ def reference_run(run: Path) -> dict:
             "device": f"cpu ({cpu_name()}), {r['provenance']['threads']} thread(s)"}
 
 
+def finished(run: Path) -> bool:
+    "Whether the run has reached its last step (a run still training, or stopped early, is not collected)."
+    if not (run / "metrics.jsonl").exists():
+        return False
+    steps = json.loads((run / "config.json").read_text())["train"]["steps"]
+    done = max((r["step"] for r in read_jsonl(run / "metrics.jsonl") if "loss" in r), default=0)
+    if done < steps:
+        print(f"left out {run.name}: at step {done} of {steps}")
+    return done >= steps
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs-dir", type=Path, default=REPO / "runs")
@@ -81,7 +93,8 @@ def main(argv=None):
                    "README recipe: 3+3 layers, d_model 256, 4 heads, d_ff 1024, dropout 0.1, shared 8k BPE, "
                    "label smoothing 0.1, warm-up 1000, 4000-token batches, 1000 updates",
            "reference_loop": [reference_run(d) for d in sorted(runs.glob("ref_*")) if (d / "result.json").exists()],
-           "ours": [ours_run(d) for d in sorted(runs.glob("deen_fixed_s*")) if (d / "metrics.jsonl").exists()],
+           "ours": [ours_run(d) for d in sorted(runs.glob("deen_fixed_s*")) if finished(d)],
+           "ours_zhen": [ours_run(d) for d in sorted(runs.glob("zhen_fixed_s*")) if finished(d)],
            "ablation": []}
     for name, code, what in ABLATION:
         d = runs / name
@@ -96,7 +109,8 @@ def main(argv=None):
                                     "command": r["command"], "date": r["date"],
                                     "target_tokens_per_step": r["target_tokens_per_step"]})
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: {len(out['reference_loop'])} reference, {len(out['ours'])} ours, "
+    print(f"wrote {args.out}: {len(out['reference_loop'])} reference, {len(out['ours'])} ours (de-en), "
+          f"{len(out['ours_zhen'])} ours (zh-en), "
           f"{len(out['ablation'])} ablation rows")
 
 
