@@ -9,7 +9,7 @@ from .attention import attention, check_mask, fused_attention
 from .masking import causal_mask, padding_mask, target_mask
 from .model import (Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
                     TransformerConfig, count_parameters, make_model, make_model_from_config)
-from .multihead import MultiHeadAttention, keep_attention_weights
+from .multihead import KVCache, MultiHeadAttention, keep_attention_weights
 from .positional import LearnedPositionalEncoding, PositionalEncoding, sinusoidal_encoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .training import (Batch, DataBundle, LabelSmoothingLoss, NoamSchedule, TokenBatchSampler, TrainConfig, Trainer,

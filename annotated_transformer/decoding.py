@@ -14,7 +14,6 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from .attention import fused_attention
 from .masking import _check_int, causal_mask
 from .model import DecoderLayer, EncoderDecoder
 from .multihead import MultiHeadAttention
@@ -22,77 +21,8 @@ from .positional import LearnedPositionalEncoding, PositionalEncoding
 from .training import atomic_torch_save, safe_torch_load
 
 # %% auto #0
-__all__ = ['LayerCache', 'init_layer_cache', 'decoder_layer_step', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty',
-           'beam_step', 'Hypothesis', 'beam_search', 'average_checkpoints', 'last_checkpoints']
-
-# %% ../nbs/08_decoding.ipynb #93c87f12
-@dataclass
-class LayerCache:
-    "What one decoder layer keeps between steps; every tensor is (rows, h, length, d_k)."
-
-    self_k: Tensor | None  # self-attention keys of the target positions so far (None before the first step)
-    self_v: Tensor | None  # self-attention values of the target positions so far
-    mem_k: Tensor  # cross-attention keys of the encoder memory, computed once
-    mem_v: Tensor  # cross-attention values of the encoder memory, computed once
-
-    def reorder(
-        self,
-        index: Tensor,  # (new_rows,) long: row r of the result is row index[r] now
-        memory: bool = True,  # False: leave mem_k/mem_v alone (valid when every row keeps its sentence)
-    ) -> None:
-        "Keep and reorder rows, e.g. follow beam search's choice of hypotheses, or drop finished sentences."
-        if self.self_k is not None:
-            self.self_k, self.self_v = self.self_k.index_select(0, index), self.self_v.index_select(0, index)
-        if memory:
-            self.mem_k, self.mem_v = self.mem_k.index_select(0, index), self.mem_v.index_select(0, index)
-
-
-def _split_heads(mha: MultiHeadAttention, x: Tensor) -> Tensor:
-    "(rows, len, d_model) -> (rows, h, len, d_k), as MultiHeadAttention.forward does."
-    return x.view(x.size(0), x.size(1), mha.h, mha.d_k).transpose(1, 2)
-
-
-def _merge_heads(mha: MultiHeadAttention, x: Tensor) -> Tensor:
-    "(rows, h, len, d_k) -> Concat(head_1..head_h) W^O, (rows, len, d_model)."
-    return mha.w_o(x.transpose(1, 2).reshape(x.size(0), x.size(2), mha.h * mha.d_k))
-
-
-def init_layer_cache(
-    layer: DecoderLayer,  # a decoder layer of the model
-    memory: Tensor,  # (rows, src_len, d_model): the encoder output
-) -> LayerCache:
-    "An empty self-attention cache, and the cross-attention keys/values of `memory`, computed once."
-    mha = layer.src_attn
-    # memory W^K and memory W^V, split into heads
-    return LayerCache(None, None, _split_heads(mha, mha.w_k(memory)), _split_heads(mha, mha.w_v(memory)))
-
-# %% ../nbs/08_decoding.ipynb #26c7ec2a
-def decoder_layer_step(
-    layer: DecoderLayer,  # a decoder layer of the model (its weights are used as they are)
-    x: Tensor,  # (rows, 1, d_model): the layer's input at the new position
-    cache: LayerCache,  # this layer's cache; its self-attention keys/values grow by one position
-    src_mask: Tensor | None,  # (rows, 1, src_len) bool, True = real source token
-) -> Tensor:  # (rows, 1, d_model): the layer's output at the new position
-    "`layer(x, memory, src_mask, tgt_mask)` at the last position only, given the cached keys/values."
-    sa, ca = layer.self_attn, layer.src_attn
-
-    def self_attn(y: Tensor) -> Tensor:  # y: this sub-layer's input at the new position
-        # k_t = y W^K, v_t = y W^V; append them to the keys/values of positions 0..t-1
-        k, v = _split_heads(sa, sa.w_k(y)), _split_heads(sa, sa.w_v(y))
-        cache.self_k = k if cache.self_k is None else torch.cat([cache.self_k, k], dim=2)
-        cache.self_v = v if cache.self_v is None else torch.cat([cache.self_v, v], dim=2)
-        # softmax(q_t K^T / sqrt(d_k)) V over positions 0..t: the causal mask allows all of them, so no mask
-        return _merge_heads(sa, fused_attention(_split_heads(sa, sa.w_q(y)), cache.self_k, cache.self_v))
-
-    def src_attn(y: Tensor) -> Tensor:
-        mask = None if src_mask is None else src_mask.unsqueeze(1)  # (rows, 1, 1, src_len): every head
-        # softmax(q_t (memory W^K)^T / sqrt(d_k)) (memory W^V), keys/values from the cache
-        return _merge_heads(ca, fused_attention(_split_heads(ca, ca.w_q(y)), cache.mem_k, cache.mem_v, mask))
-
-    # the three AddAndNorm calls of DecoderLayer.forward, in the same order
-    x = layer.sublayer[0](x, self_attn)
-    x = layer.sublayer[1](x, src_attn)
-    return layer.sublayer[2](x, layer.feed_forward)
+__all__ = ['IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search',
+           'average_checkpoints', 'last_checkpoints']
 
 # %% ../nbs/08_decoding.ipynb #5b7cdc2c
 def _split_target_embedding(model: EncoderDecoder) -> tuple[nn.Module, nn.Module]:
@@ -114,6 +44,7 @@ class IncrementalDecoder:
         memory: Tensor,  # (rows, src_len, d_model): model.encode(src, src_mask), one row per sentence/hypothesis
         src_mask: Tensor | None,  # (rows, 1, src_len) bool, True = real source token
         use_cache: bool = True,  # False: re-run model.decode over the whole prefix at every step (the reference)
+        capacity: int = 0,  # positions to make room for in the cache at once (e.g. the longest output)
     ):
         self.model, self.memory, self.src_mask, self.use_cache = model, memory, src_mask, use_cache
         self.length = 0  # target positions fed so far
@@ -124,7 +55,7 @@ class IncrementalDecoder:
                         and isinstance(layer.src_attn, MultiHeadAttention)):
                     raise TypeError(f"the KV cache steps DecoderLayers built of MultiHeadAttention, got "
                                     f"{type(layer).__name__}; decode with use_cache=False instead")
-            self.caches = [init_layer_cache(layer, memory) for layer in model.decoder.layers]
+            self.caches = [layer.new_cache(capacity) for layer in model.decoder.layers]
         else:
             self.prefix = torch.empty((memory.size(0), 0), dtype=torch.long, device=memory.device)
 
@@ -137,7 +68,7 @@ class IncrementalDecoder:
             # Emb(y_t) * sqrt(d_model) + PE(t)
             x = self.position(self.embed(tokens.unsqueeze(1)), offset=self.length)
             for layer, cache in zip(self.model.decoder.layers, self.caches):
-                x = decoder_layer_step(layer, x, cache, self.src_mask)
+                x = layer(x, self.memory, self.src_mask, None, cache=cache)
             state = self.model.decoder.norm(x[:, -1])  # the final LayerNorm of pre-norm; nn.Identity in post-norm
         else:
             self.prefix = torch.cat([self.prefix, tokens.unsqueeze(1)], dim=1)
@@ -154,8 +85,10 @@ class IncrementalDecoder:
     ) -> None:
         "Keep the rows `index`, in that order."
         if self.use_cache:
-            for cache in self.caches:
-                cache.reorder(index, memory)
+            for self_cache, memory_cache in self.caches:
+                self_cache.reorder(index)
+                if memory:
+                    memory_cache.reorder(index)
         else:
             self.prefix = self.prefix.index_select(0, index)
         if memory:
@@ -228,7 +161,7 @@ def greedy_decode(
     limits = _output_limits(model, src, src_mask, max_len, bos, eos, pad)
     with _eval_mode(model):
         memory = model.encode(src, src_mask)  # once for the whole decode
-        decoder = IncrementalDecoder(model, memory, src_mask, use_cache)
+        decoder = IncrementalDecoder(model, memory, src_mask, use_cache, capacity=int(limits.max()))
         tokens = torch.full((src.size(0),), bos, dtype=torch.long, device=src.device)
         done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
         pad_id = torch.tensor([pad], device=src.device)  # PAD is filler, never generated
@@ -324,7 +257,7 @@ def beam_search(
         memory = model.encode(src, src_mask)  # once
         # sentence b's hypotheses are rows b*k .. b*k+k-1 of the decoder's batch
         repeat = lambda t: None if t is None else t.repeat_interleave(k, dim=0)
-        decoder = IncrementalDecoder(model, repeat(memory), repeat(src_mask), use_cache)
+        decoder = IncrementalDecoder(model, repeat(memory), repeat(src_mask), use_cache, capacity=max(limits))
         active = list(range(batch))  # the sentences still searching, in row order
         live = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
         live[:, 0] = 0.0  # one live hypothesis per sentence, BOS, with log p = 0; the other slots are empty

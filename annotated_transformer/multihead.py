@@ -11,7 +11,52 @@ from torch import Tensor, nn
 from .attention import attention, check_mask, fused_attention
 
 # %% auto #0
-__all__ = ['MultiHeadAttention', 'keep_attention_weights']
+__all__ = ['KVCache', 'MultiHeadAttention', 'keep_attention_weights']
+
+# %% ../nbs/03_multihead.ipynb #a278d2f9
+class KVCache:
+    "Keys and values of one attention module kept between decoding steps, in a buffer written in place."
+
+    def __init__(
+        self,
+        fixed: bool = False,  # True: computed once, at the first call (cross-attention over the encoder memory)
+        capacity: int = 0,  # positions to make room for at once (e.g. the longest output); it grows if needed
+    ):
+        self.fixed, self.capacity = fixed, capacity
+        self.length = 0  # positions held
+        self._k: Tensor | None = None  # (rows, h, room, d_k); positions [0, length) hold data
+        self._v: Tensor | None = None
+
+    @property
+    def keys(self) -> Tensor:  # (rows, h, length, d_k)
+        return self._k[:, :, :self.length]
+
+    @property
+    def values(self) -> Tensor:  # (rows, h, length, d_k)
+        return self._v[:, :, :self.length]
+
+    def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        "Append the keys/values of new positions, (rows, h, n, d_k); return those of every position so far."
+        end = self.length + k.size(2)
+        if self._k is None or end > self._k.size(2):  # make room: at least double, so appends stay O(1) on average
+            room = max(end, self.capacity, 2 * self.length)
+            new_k, new_v = (t.new_empty(t.size(0), t.size(1), room, t.size(3)) for t in (k, v))
+            if self.length:
+                new_k[:, :, :self.length], new_v[:, :, :self.length] = self.keys, self.values
+            self._k, self._v = new_k, new_v
+        self._k[:, :, self.length:end], self._v[:, :, self.length:end] = k, v  # in place: no torch.cat per step
+        self.length = end
+        return self.keys, self.values
+
+    def reorder(self, index: Tensor) -> None:
+        "Keep the rows `index` (long), in that order: beam search follows its hypotheses, finished sentences leave."
+        if self._k is None:
+            return
+        if index.numel() == self._k.size(0):  # same number of rows: rewrite the filled part in place
+            self._k[:, :, :self.length] = self.keys.index_select(0, index)
+            self._v[:, :, :self.length] = self.values.index_select(0, index)
+        else:
+            self._k, self._v = self._k.index_select(0, index), self._v.index_select(0, index)
 
 # %% ../nbs/03_multihead.ipynb #c2f1d031
 class MultiHeadAttention(nn.Module):
@@ -68,18 +113,26 @@ class MultiHeadAttention(nn.Module):
         key: Tensor,  # (batch, n_keys, d_model): the sequence that is looked at
         value: Tensor,  # (batch, n_keys, d_model): what is returned (usually the same tensor as `key`)
         mask: Tensor | None = None,  # bool, True = may attend: (batch, 1|n_queries, n_keys), (n_queries, n_keys) or (batch, h|1, n_queries, n_keys)
+        cache: KVCache | None = None,  # decoding (chapter 08): keys/values kept from earlier calls; n_keys counts them
     ) -> Tensor:  # (batch, n_queries, d_model)
         self._check_inputs(query, key, value)
-        b, n, m = query.size(0), query.size(1), key.size(1)
+        b, n = query.size(0), query.size(1)
+        # Q W_i^Q, K W_i^K, V W_i^V for every head i: (b, len, d_model) -> (b, len, h, d_k) -> (b, h, len, d_k)
+        q = self.w_q(query).view(b, n, self.h, self.d_k).transpose(1, 2)
+        if cache is not None and cache.fixed and cache.length:  # memory keys/values: projected at the first step
+            k, v = cache.keys, cache.values
+        else:
+            m = key.size(1)
+            k = self.w_k(key).view(b, m, self.h, self.d_k).transpose(1, 2)
+            v = self.w_v(value).view(b, m, self.h, self.d_k).transpose(1, 2)
+            if cache is not None:  # the new positions' keys/values join those of the earlier steps
+                k, v = cache.update(k, v)
+        m = k.size(2)
         if mask is not None:
             if isinstance(mask, Tensor) and mask.dim() == 3:
                 check_mask(mask, (b, n, m))
                 mask = mask.unsqueeze(1)  # (batch, 1|n, m) -> (batch, 1, 1|n, m): the same for every head
             check_mask(mask, (b, self.h, n, m))
-        # Q W_i^Q, K W_i^K, V W_i^V for every head i: (b, len, d_model) -> (b, len, h, d_k) -> (b, h, len, d_k)
-        q = self.w_q(query).view(b, n, self.h, self.d_k).transpose(1, 2)
-        k = self.w_k(key).view(b, m, self.h, self.d_k).transpose(1, 2)
-        v = self.w_v(value).view(b, m, self.h, self.d_k).transpose(1, 2)
         # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_k)
         if self.keep_weights:
             x, weights = attention(q, k, v, mask, dropout=self.dropout)

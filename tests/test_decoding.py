@@ -22,10 +22,8 @@ from annotated_transformer.decoding import (
     average_checkpoints,
     beam_search,
     beam_step,
-    decoder_layer_step,
     gnmt_length_penalty,
     greedy_decode,
-    init_layer_cache,
     last_checkpoints,
 )
 from annotated_transformer.masking import causal_mask, padding_mask
@@ -91,9 +89,15 @@ def test_layer_step_equals_layer_forward(norm_first):
     x = torch.randn(src.size(0), 9, 32, dtype=torch.float64)
     for layer in m.decoder.layers:
         full = layer(x, memory, mask, causal_mask(9))
-        cache = init_layer_cache(layer, memory)
-        steps = torch.cat([decoder_layer_step(layer, x[:, t:t + 1], cache, mask) for t in range(9)], dim=1)
-        torch.testing.assert_close(steps, full, rtol=0, atol=1e-12)
+        for capacity in (0, 3, 9):  # the self-attention buffer grows on the way, or has room from the start
+            cache = layer.new_cache(capacity)
+            steps = torch.cat([layer(x[:, t:t + 1], memory, mask, cache=cache) for t in range(9)], dim=1)
+            torch.testing.assert_close(steps, full, rtol=0, atol=1e-12)
+        # several positions at once (a prompt), then one at a time
+        cache = layer.new_cache()
+        first = layer(x[:, :4], memory, mask, causal_mask(4), cache=cache)
+        rest = [layer(x[:, t:t + 1], memory, mask, cache=cache) for t in range(4, 9)]
+        torch.testing.assert_close(torch.cat([first, *rest], dim=1), full, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

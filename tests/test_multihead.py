@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from annotated_transformer.multihead import MultiHeadAttention, keep_attention_weights
+from annotated_transformer.multihead import KVCache, MultiHeadAttention, keep_attention_weights
 
 DT = torch.float64
 TOL = dict(atol=1e-10, rtol=1e-10)
@@ -287,3 +287,47 @@ def test_error_masks():
         m(x, mem, mem, torch.ones(3, 3, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"mask of shape \(2, 4, 3, 5\) does not broadcast"):
         m(x, mem, mem, torch.ones(2, 4, 3, 5, dtype=torch.bool))  # 4 heads' worth of masks for 8 heads
+
+
+# ---- the decoding cache: position by position with KVCache = PyTorch's module over the whole sequence -------
+@pytest.mark.parametrize("chunks", [[1] * 8, [3, 1, 4], [8], [2, 2, 2, 2]])
+@pytest.mark.parametrize("keep", [False, True])
+@pytest.mark.parametrize("capacity", [0, 1, 8])
+def test_cached_steps_match_torch_over_the_whole_sequence(chunks, keep, capacity):
+    "Causal self-attention and cross-attention fed a few positions at a time, against nn.MultiheadAttention."
+    ref, ours = pair(seed=3)
+    x, mem = inputs(batch=2, n=8, m=6, seed=4)
+    lengths = [6, 4]  # a padded source
+    causal = torch.ones(8, 8, dtype=torch.bool).tril()
+    want_self, _ = ref(x, x, x, attn_mask=~causal, need_weights=False)
+    want_cross, _ = ref(x, mem, mem, key_padding_mask=~padding(lengths, 6)[:, 0], need_weights=False)
+    self_cache, cross_cache = KVCache(capacity=capacity), KVCache(fixed=True)
+    got_self, got_cross, start = [], [], 0
+    ours.keep_weights = keep
+    for n in chunks:
+        part = x[:, start:start + n]
+        got_self.append(ours(part, part, part, causal[start:start + n, :start + n], cache=self_cache))
+        got_cross.append(ours(part, mem, mem, padding(lengths, 6), cache=cross_cache))
+        start += n
+    ours.keep_weights = False
+    torch.testing.assert_close(torch.cat(got_self, 1), want_self, **TOL)
+    torch.testing.assert_close(torch.cat(got_cross, 1), want_cross, **TOL)
+    assert self_cache.length == 8 and cross_cache.length == 6
+    assert self_cache._k.size(2) >= 8 and (capacity < 8 or self_cache._k.size(2) == 8)
+
+
+def test_cache_writes_in_place_and_reorders_rows():
+    cache = KVCache(capacity=4)
+    k = torch.arange(2 * 1 * 3 * 2, dtype=DT).view(2, 1, 3, 2)
+    cache.update(k[:, :, :2], -k[:, :, :2])
+    buffer = cache._k
+    keys, values = cache.update(k[:, :, 2:], -k[:, :, 2:])
+    assert cache._k is buffer  # room for 4: the third position went into the same buffer, no new tensor
+    assert torch.equal(keys, k) and torch.equal(values, -k) and keys.data_ptr() == buffer.data_ptr()
+    cache.reorder(torch.tensor([1, 0]))
+    assert torch.equal(cache.keys, k.flip(0)) and cache._k is buffer  # same rows: rewritten in place
+    cache.reorder(torch.tensor([1, 1, 0]))  # beam search may copy a row
+    assert torch.equal(cache.keys, k[[0, 0, 1]]) and torch.equal(cache.values, -k[[0, 0, 1]])
+    empty = KVCache()
+    empty.reorder(torch.tensor([0]))  # nothing to reorder yet
+    assert empty.length == 0
