@@ -13,7 +13,7 @@ from .attention import attention, check_mask, fused_attention
 # %% auto #0
 __all__ = ['KVCache', 'MultiHeadAttention', 'keep_attention_weights']
 
-# %% ../nbs/03_multihead.ipynb #a278d2f9
+# %% ../nbs/03_multihead.ipynb #dbbb5080
 class KVCache:
     "Keys and values of one attention module kept between decoding steps, in a buffer written in place."
 
