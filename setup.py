@@ -39,6 +39,7 @@ setuptools.setup(
     ],
     project_urls={"Documentation": cfg["doc_host"] + cfg["doc_baseurl"], "Source": cfg["git_url"]},
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),
+    package_dir={"": "."},  # a flat layout, declared: the editable install is then a plain .pth entry, without warnings
     include_package_data=True,
     python_requires=">=" + cfg["min_python"],
     install_requires=requirements,
