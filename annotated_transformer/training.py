@@ -149,7 +149,7 @@ class TokenBatchSampler:
         for i in order:
             t, s = max(longest_tgt, self.tgt_lens[i]), max(longest_src, self.src_lens[i])
             # close the batch if its padded target (or, far longer, source) would exceed the budget
-            if current and (len(current) + 1) * max(t, s / SOURCE_ALLOWANCE) > self.max_tokens:
+            if current and not self._fits(len(current) + 1, t, s):
                 batches.append(current)
                 current, t, s = [], self.tgt_lens[i], self.src_lens[i]
             current.append(i)
@@ -164,6 +164,10 @@ class TokenBatchSampler:
         self._cache = (epoch, batches)
         return batches
 
+    def _fits(self, pairs: int, longest_tgt: int, longest_src: int) -> bool:
+        "Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget (source: SOURCE_ALLOWANCE ×)."
+        return pairs * max(longest_tgt, longest_src / SOURCE_ALLOWANCE) <= self.max_tokens
+
     def _fill_last(self, batches: list[list[int]]) -> None:
         "With DDP, give the last (shortest) batch pairs of the one before, if it has fewer pairs than ranks."
         last, before = batches[-1], batches[-2] if len(batches) > 1 else []
@@ -172,8 +176,7 @@ class TokenBatchSampler:
             return
         moved = before[-need:]  # the longest pairs of `before`, still no longer than any in `last`
         grown = moved + last
-        if (len(grown) * max(self.tgt_lens[i] for i in grown) <= self.max_tokens and
-                len(grown) * max(self.src_lens[i] for i in grown) <= SOURCE_ALLOWANCE * self.max_tokens):
+        if self._fits(len(grown), max(self.tgt_lens[i] for i in grown), max(self.src_lens[i] for i in grown)):
             del before[-need:]
             last[:0] = moved
 
