@@ -13,8 +13,8 @@ from .multihead import KVCache, MultiHeadAttention, keep_attention_weights
 from .positional import LearnedPositionalEncoding, PositionalEncoding, sinusoidal_encoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .training import (Batch, DataBundle, LabelSmoothingLoss, NoamSchedule, TokenBatchSampler, TrainConfig, Trainer,
-                       copy_task_pairs, load_checkpoint, load_model, make_batch, make_optimizer, pick_device, rate,
-                       register_data, save_checkpoint)
+                       copy_task_pairs, load_model, make_batch, make_optimizer, pick_device, rate, register_data)
+from .checkpoint import load_checkpoint, save_checkpoint
 from .decoding import IncrementalDecoder, average_checkpoints, beam_search, greedy_decode, last_checkpoints
 from .data import BOS, EOS, PAD, UNK, ParallelCorpus, Tokenizer, encode_pairs, load_corpus, train_tokenizer
 from .training import ARCHS, TorchTransformer, build_model

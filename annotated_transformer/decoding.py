@@ -18,7 +18,7 @@ from .masking import _check_int, causal_mask
 from .model import DecoderLayer, EncoderDecoder
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEncoding, PositionalEncoding
-from .training import atomic_torch_save, safe_torch_load
+from .checkpoint import atomic_torch_save, safe_torch_load
 
 # %% auto #0
 __all__ = ['IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search',

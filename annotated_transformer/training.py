@@ -9,19 +9,13 @@ import dataclasses
 import difflib
 import importlib
 import inspect
-import io
 import json
 import math
 import os
-import pickle
-import pickletools
 import random
-import re
 import sys
-import tempfile
 import time
 import warnings
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -34,20 +28,20 @@ import torch.nn.functional as F
 from torch import Tensor
 from tqdm import tqdm
 
+from .checkpoint import (_step_of, checkpoint_path, clear_run, find_checkpoint, list_checkpoints,
+                                              load_checkpoint, prune_checkpoints, rng_state, run_files,
+                                              run_markers, save_checkpoint, unwrap)
 from .masking import causal_mask, padding_mask, target_mask
 from .model import Embeddings, Generator, init_weights, make_model
 from .positional import PositionalEncoding
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'CHECKPOINT_FORMAT', 'RUN_FILES', 'ARCHS', 'DATA_BUILDERS',
-           'RESUMABLE_CHANGES', 'PEAK_FLOPS', 'Batch', 'make_batch', 'TokenBatchSampler', 'LabelSmoothingLoss', 'rate',
-           'NoamSchedule', 'make_optimizer', 'pick_device', 'autocast_context', 'rng_state', 'set_rng_state',
-           'atomic_torch_save', 'unwrap', 'save_checkpoint', 'safe_torch_load', 'load_checkpoint', 'checkpoint_path',
-           'list_checkpoints', 'find_checkpoint', 'prune_checkpoints', 'load_model', 'run_markers', 'run_files',
-           'clear_run', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from', 'TorchTransformer', 'build_model', 'Trainer',
-           'init_distributed', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy',
-           'DataBundle', 'copy_data', 'register_data', 'get_data_builder', 'build_parser', 'resolve_config',
-           'run_start', 'train_main', 'training_flops']
+__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'ARCHS', 'DATA_BUILDERS', 'RESUMABLE_CHANGES', 'PEAK_FLOPS', 'Batch',
+           'make_batch', 'TokenBatchSampler', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer',
+           'pick_device', 'autocast_context', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from',
+           'TorchTransformer', 'build_model', 'Trainer', 'init_distributed', 'copy_task_pairs', 'greedy_decode_simple',
+           'strip_special', 'copy_accuracy', 'DataBundle', 'copy_data', 'register_data', 'get_data_builder',
+           'build_parser', 'resolve_config', 'run_start', 'train_main', 'training_flops']
 
 # %% ../nbs/07_training.ipynb #7244fa90
 PAD, BOS, EOS = 0, 1, 2
@@ -337,272 +331,7 @@ def autocast_context(
     use = amp == "bf16" or (amp == "auto" and device.type == "cuda" and torch.cuda.is_bf16_supported())
     return torch.autocast(device.type, dtype=torch.bfloat16) if use else contextlib.nullcontext()
 
-# %% ../nbs/07_training.ipynb #72b5bebf
-def rng_state() -> dict:
-    "The states of Python's, NumPy's, PyTorch's CPU and (if present) CUDA random generators, as tensors."
-    version, mt, gauss = random.getstate()
-    name, keys, pos, has_gauss, cached = np.random.get_state()
-    state = {
-        "python": {"version": version, "state": torch.tensor(mt, dtype=torch.int64), "gauss_next": gauss},
-        "numpy": {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
-                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
-        "torch": torch.get_rng_state(),
-    }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def set_rng_state(state: dict) -> None:
-    "Restore the generators saved by `rng_state`."
-    py = state["python"]
-    random.setstate((py["version"], tuple(py["state"].tolist()), py["gauss_next"]))
-    npy = state["numpy"]
-    np.random.set_state((npy["name"], npy["keys"].numpy().astype(np.uint32), npy["pos"], npy["has_gauss"],
-                         npy["cached_gaussian"]))
-    torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-# %% ../nbs/07_training.ipynb #69288238
-CHECKPOINT_FORMAT = "annotated-transformer-checkpoint"
-
-
-def atomic_torch_save(obj: Any, path: str | Path) -> Path:
-    "`torch.save(obj, path)` via a temporary file in the same directory and `os.replace`: all or nothing."
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
-    # os.open with mode 0o666 lets the umask decide, as for every other file of a run (mkstemp would give 0600)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename durable (POSIX); not possible on every OS
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    return path
-
-
-def unwrap(model: nn.Module) -> nn.Module:
-    "The plain model inside `torch.compile`, DDP and `Seq2SeqLoss` wrappers."
-    while True:
-        if hasattr(model, "_orig_mod"):
-            model = model._orig_mod  # torch.compile
-        elif isinstance(model, nn.parallel.DistributedDataParallel):
-            model = model.module
-        elif isinstance(model, Seq2SeqLoss):
-            model = model.model
-        else:
-            return model
-
-
-def save_checkpoint(
-    path: str | Path,  # file to write (atomically)
-    model: nn.Module,  # weights are saved from the unwrapped model
-    optimizer: torch.optim.Optimizer | None = None,
-    scheduler: Any = None,  # an LR scheduler (anything with state_dict())
-    *,
-    step: int = 0,  # number of updates made so far
-    sampler: TokenBatchSampler | None = None,  # its (epoch, position) is saved
-    model_config: dict | None = None,  # make_model keyword arguments, so load_model can rebuild the model
-    train_config: dict | None = None,  # the training settings (plain values), for the record
-    rng: list[dict] | str | None = "current",  # "current": this process's generators; a list: one per rank; None: skip
-    extra: dict | None = None,  # anything else made of tensors and plain containers
-) -> Path:
-    "Write a checkpoint that `load_checkpoint` can read with `weights_only=True`."
-    state = {"format": CHECKPOINT_FORMAT, "version": 1, "step": int(step), "model": unwrap(model).state_dict()}
-    if optimizer is not None: state["optimizer"] = optimizer.state_dict()
-    if scheduler is not None: state["scheduler"] = scheduler.state_dict()
-    if sampler is not None: state["sampler"] = sampler.state_dict()
-    if model_config is not None: state["model_config"] = dict(model_config)
-    if train_config is not None: state["train_config"] = dict(train_config)
-    if rng is not None: state["rng"] = [rng_state()] if rng == "current" else list(rng)
-    if extra is not None: state["extra"] = extra
-    return atomic_torch_save(state, path)
-
-
-def _pickle_globals(stream) -> tuple[list[str], bool]:
-    "(the globals, as module.name, that the pickles at the start of `stream` import; is the first one whole?)"
-    found, whole = [], False
-    for _ in range(5):  # torch's legacy format is a few pickles in a row (magic number, version, ..., the object)
-        memo, pushed, strings, mine = {}, None, [], []
-        try:  # pickletools only parses: nothing is imported or called
-            for op, arg, _ in pickletools.genops(stream):
-                value = None
-                if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING",
-                               "BINSTRING", "STRING"):
-                    value = arg
-                elif op.name in ("GET", "BINGET", "LONG_BINGET"):
-                    value = memo.get(arg)
-                elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
-                    memo[arg] = pushed
-                elif op.name == "MEMOIZE":
-                    memo[len(memo)] = pushed
-                elif op.name == "GLOBAL":  # protocols 0-3: "module name"
-                    mine.append(".".join(str(arg).split(" ", 1)))
-                elif op.name == "STACK_GLOBAL" and len(strings) >= 2:  # protocol 4+: the two strings pushed before
-                    mine.append(f"{strings[-2]}.{strings[-1]}")
-                if value is not None:
-                    strings.append(str(value))
-                if op.name not in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
-                    pushed = value
-        except Exception:  # not (or no longer) a pickle: a damaged file, or the raw tensor data that follows
-            return found, whole
-        found, whole = found + mine, True
-        if stream.read(1) != b"\x80":  # the next pickle would start with PROTO
-            return found, whole
-        stream.seek(-1, os.SEEK_CUR)
-    return found, whole
-
-
-def _code_in(path: Path) -> str | None:
-    "The first global that a checkpoint file would import beyond what weights_only allows (None: no code found)."
-    try:
-        from torch._weights_only_unpickler import _get_allowed_globals  # what torch.load(weights_only=True) allows
-        allowed = set(_get_allowed_globals()).__contains__
-    except Exception:  # a private name: if a torch version lacks it, torch's own modules and containers pass
-        allowed = lambda name: name.startswith(("torch.", "collections.", "_codecs."))
-    try:
-        if zipfile.is_zipfile(path):  # torch's format: a zip archive whose data.pkl holds the object
-            with zipfile.ZipFile(path) as z:
-                names = [n for n in z.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
-                if not names:
-                    return None
-                with z.open(names[0]) as f:
-                    found, whole = _pickle_globals(io.BytesIO(f.read()))
-        else:  # torch's legacy format, or a plain pickle
-            with open(path, "rb") as f:
-                found, whole = _pickle_globals(f)
-    except (OSError, zipfile.BadZipFile, RuntimeError, ValueError):
-        return None
-    code = [name for name in found if not allowed(name)]
-    return code[0].replace("__builtin__.", "builtins.") if whole and code else None  # (protocol 2 spells it so)
-
-
-def _starts_with(path: Path, prefix: bytes) -> bool:
-    with open(path, "rb") as f:
-        return f.read(len(prefix)) == prefix
-
-
-def safe_torch_load(path: str | Path, map_location: str | torch.device = "cpu") -> Any:
-    "`torch.load(path, weights_only=True)` without torch's warnings; one ValueError for a damaged file, another for code."
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such checkpoint file: {path}")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # e.g. torch's note on pickle protocols: not for our users
-            return torch.load(path, map_location=map_location, weights_only=True)
-    except PermissionError as e:
-        raise ValueError(f"cannot read {path}: {e.strerror}") from None
-    except Exception:  # torch raises many kinds: RuntimeError, EOFError, KeyError, OSError, UnpicklingError, ...
-        pass
-    code = _code_in(path)
-    if code is not None:
-        raise ValueError(f"refused: {path} contains code (loading it would call {code}); it was not loaded") from None
-    if path.stat().st_size == 0:
-        why = "the file is empty"
-    elif _starts_with(path, b"PK\x03\x04"):  # a zip archive, as torch.save writes, but unreadable
-        why = "a PyTorch archive that is cut short or damaged"
-    elif _starts_with(path, b"\x80"):  # a pickle (torch's legacy format is one too)
-        why = "a pickle that is not a readable PyTorch checkpoint: cut short, damaged or something else"
-    else:
-        why = "not a PyTorch checkpoint file"
-    raise ValueError(f"damaged or not a checkpoint: {path} ({why})") from None
-
-
-def load_checkpoint(
-    path: str | Path,
-    model: nn.Module | None = None,  # if given: load the weights into it
-    optimizer: torch.optim.Optimizer | None = None,  # if given: load its state
-    scheduler: Any = None,  # if given: load its state
-    sampler: TokenBatchSampler | None = None,  # if given: restore its (epoch, position)
-    *,
-    restore_rng: bool = False,  # also restore the random generators (entry `rank` of the saved list)
-    rank: int = 0,
-    map_location: str | torch.device = "cpu",
-) -> dict:
-    "Read a checkpoint with `torch.load(weights_only=True)`, refusing anything that is not plain data."
-    path = Path(path)
-    ckpt = safe_torch_load(path, map_location)
-    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"damaged or not a checkpoint: {path} (a PyTorch file, but not an annotated-transformer "
-                         f"checkpoint: no format={CHECKPOINT_FORMAT!r} entry)")
-    wanted = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "sampler": sampler}
-    for key in ["step", "model", *(k for k, v in wanted.items() if v is not None)]:
-        if key not in ckpt:
-            raise ValueError(f"damaged or not a checkpoint: {path} (it has no {key!r} entry)")
-    try:
-        if model is not None: unwrap(model).load_state_dict(ckpt["model"])
-        if optimizer is not None: optimizer.load_state_dict(ckpt["optimizer"])
-        if scheduler is not None: scheduler.load_state_dict(ckpt["scheduler"])
-    except (RuntimeError, KeyError, TypeError) as e:
-        raise ValueError(f"{path} does not fit this model: {str(e).strip().splitlines()[0]}") from None
-    if sampler is not None: sampler.load_state_dict(ckpt["sampler"])
-    if restore_rng and "rng" in ckpt:
-        states = ckpt["rng"]
-        if rank >= len(states):
-            warnings.warn(f"checkpoint has RNG states for {len(states)} processes, not for rank {rank}: "
-                          "using rank 0's (the run will not repeat the original exactly)")
-        set_rng_state(states[rank] if rank < len(states) else states[0])
-    return ckpt
-
-# %% ../nbs/07_training.ipynb #61651829
-def checkpoint_path(out_dir: str | Path, step: int) -> Path:
-    "Where the checkpoint of `step` lives: OUT/checkpoints/step_000100.pt."
-    return Path(out_dir) / "checkpoints" / f"step_{step:06d}.pt"
-
-
-def _step_of(path: str | Path) -> int | None:
-    "The step in a checkpoint's name (step_000100.pt → 100); None for other names."
-    found = re.fullmatch(r"step_(\d+)\.pt", Path(path).name)
-    return int(found.group(1)) if found else None
-
-
-def list_checkpoints(out_dir: str | Path) -> list[Path]:
-    "The checkpoints of a run (OUT, or OUT/checkpoints itself), oldest first."
-    folder = Path(out_dir) / "checkpoints" if (Path(out_dir) / "checkpoints").is_dir() else Path(out_dir)
-    found = [(step, p) for p in folder.glob("step_*.pt") if (step := _step_of(p)) is not None]
-    return [p for _, p in sorted(found)]
-
-
-def find_checkpoint(path: str | Path) -> Path:
-    "A checkpoint file: `path` itself, or the newest checkpoint of the run directory `path`."
-    path = Path(path)
-    if path.is_file():
-        return path
-    if path.is_dir():
-        ckpts = list_checkpoints(path)
-        if ckpts:
-            return ckpts[-1]
-        raise FileNotFoundError(f"no checkpoints (step_*.pt) in {path} or {path / 'checkpoints'}")
-    raise FileNotFoundError(f"no such checkpoint or run directory: {path}")
-
-
-def prune_checkpoints(
-    out_dir: str | Path,
-    keep_last: int,  # how many of the newest to keep (0 keeps all)
-    upto: int | None = None,  # only consider checkpoints up to this step (a trainer passes its own step)
-) -> list[Path]:
-    "Delete all but the newest `keep_last` checkpoints (of those up to step `upto`); returns the deleted paths."
-    ckpts = [p for p in list_checkpoints(out_dir) if upto is None or _step_of(p) <= upto]
-    doomed = ckpts[:-keep_last] if keep_last > 0 else []
-    for p in doomed:
-        p.unlink(missing_ok=True)
-    return doomed
-
-
+# %% ../nbs/07_training.ipynb #6c26a800
 def load_model(
     path: str | Path,  # a run directory (its newest checkpoint is used) or a checkpoint file
     device: str | torch.device | None = None,  # default: pick_device()
@@ -620,49 +349,10 @@ def load_model(
                          f"{str(e).strip().splitlines()[0]})") from None
     return model.to(pick_device(device)).eval()
 
-# %% ../nbs/07_training.ipynb #7c4d9b15
-RUN_FILES = ("config.json", "metrics.jsonl", "checkpoints/step_*.pt", "tokenizer.model", "corpus.json")  # what runs write
-
-
-def run_markers(out_dir: str | Path) -> list[str]:
-    "What shows that `out_dir` holds a run: its config.json, metrics.jsonl, checkpoints/step_*.pt (empty: no run)."
-    out = Path(out_dir)
-    found = [name for name in ("config.json", "metrics.jsonl") if (out / name).is_file()]
-    ckpts = [p for p in (out / "checkpoints").glob("step_*.pt") if _step_of(p) is not None]
-    return found + ([f"{len(ckpts)} checkpoint(s) in checkpoints/"] if ckpts else [])
-
-
-def _listed_data_files(out: Path) -> list[str]:
-    "The data builder's files that the run's config.json lists (plain names only)."
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        names = json.loads((out / "config.json").read_text(encoding="utf-8")).get("files", [])
-        return [n for n in names if isinstance(n, str) and n and Path(n).name == n and n not in (".", "..")]
-    return []
-
-
-def run_files(out_dir: str | Path) -> list[Path]:
-    "The files of the run in `out_dir`: RUN_FILES, the data files config.json lists, leftovers of interrupted writes."
-    out = Path(out_dir)
-    plain = [name for name in RUN_FILES if "/" not in name and name != "config.json"]
-    names = list(dict.fromkeys([*plain, *_listed_data_files(out), "config.json"]))  # config.json last
-    files = [out / "checkpoints" / p.name for p in sorted((out / "checkpoints").glob(".step_*.pt.*.tmp"))]
-    files += list_checkpoints(out / "checkpoints") if (out / "checkpoints").is_dir() else []
-    files += [out / f".{name}.tmp" for name in names] + [out / name for name in names]
-    return [p for p in files if p.is_file()]
-
-
-def clear_run(out_dir: str | Path) -> list[Path]:
-    "Delete the run in `out_dir` (the files `run_files` lists, and checkpoints/ if that leaves it empty); returns them."
-    removed = run_files(out_dir)
-    for p in removed:
-        p.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        (Path(out_dir) / "checkpoints").rmdir()  # only if nothing else is in it
-    return removed
-
 # %% ../nbs/07_training.ipynb #b650400d
 class Seq2SeqLoss(nn.Module):
     "model → generator → (Σ label-smoothed loss, Σ negative log-likelihood) over the non-PAD labels."
+    wraps_model = True  # `unwrap` (chapter 07c) finds the model inside
 
     def __init__(self, model: nn.Module, criterion: LabelSmoothingLoss):
         super().__init__()

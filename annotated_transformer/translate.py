@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Sequence
 
 import torch
-from torch import Tensor
 
-from .data import (BOS, EOS, PAD, ParallelCorpus, Tokenizer, encode_pairs, join_cjk,
+from .data import (BOS, EOS, PAD, Tokenizer, encode_pairs, join_cjk,
                                         load_corpus, train_tokenizer)
+from .checkpoint import find_checkpoint, load_checkpoint
 from .decoding import average_checkpoints, beam_search, greedy_decode, last_checkpoints
 from .masking import padding_mask
 from .model import EncoderDecoder, make_model
 from .multihead import keep_attention_weights
 from .training import (DataBundle, TorchTransformer, TrainConfig, _one_line_warnings, build_model,
-                                            find_checkpoint, load_checkpoint, pick_device)
+                                            pick_device)
 
 # %% auto #0
 __all__ = ['TOKENIZER_FILE', 'CORPUS_FILE', 'corpus_data', 'torch_to_ours', 'run_dir_of', 'Translator', 'score_translations',

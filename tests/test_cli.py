@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from annotated_transformer import cli
-from annotated_transformer.training import Trainer, TrainConfig, list_checkpoints, load_checkpoint, load_model
+from annotated_transformer.training import Trainer, TrainConfig, load_model
+from annotated_transformer.checkpoint import list_checkpoints, load_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = ["--data", "copy", "--layers", "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--warmup", "10",

@@ -21,12 +21,12 @@ import torch
 from annotated_transformer.cli import main as cli
 from annotated_transformer.data import Tokenizer
 from annotated_transformer.decoding import average_checkpoints
-from annotated_transformer.training import (Trainer, TrainConfig, clear_run, copy_task_pairs, list_checkpoints,
-                                            load_checkpoint, load_model, prune_checkpoints, run_markers,
-                                            save_checkpoint)
+from annotated_transformer.training import Trainer, TrainConfig, copy_task_pairs, load_model
+from annotated_transformer.checkpoint import (clear_run, list_checkpoints, load_checkpoint, prune_checkpoints,
+                                              run_markers, save_checkpoint)
 from annotated_transformer.model import make_model
 from test_cli import TINY, env, metrics
-from test_training import _Payload
+from test_checkpoint import _Payload
 from test_translate import SPEC, train as train_corpus
 
 SCRIPT = Path(sys.executable).with_name("annotated-transformer")
