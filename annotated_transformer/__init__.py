@@ -17,5 +17,6 @@ from .training import (Batch, DataBundle, LabelSmoothingLoss, NoamSchedule, Toke
 from .checkpoint import load_checkpoint, save_checkpoint
 from .decoding import IncrementalDecoder, average_checkpoints, beam_search, greedy_decode, last_checkpoints
 from .data import BOS, EOS, PAD, UNK, ParallelCorpus, Tokenizer, encode_pairs, load_corpus, train_tokenizer
-from .training import ARCHS, TorchTransformer, build_model
-from .translate import Translator, corpus_data, evaluate_translator, score_translations, torch_to_ours
+from .training import ARCHS, build_model
+from .torch_compare import TorchTransformer, torch_to_ours, training_flops
+from .translate import Translator, corpus_data, evaluate_translator, score_translations

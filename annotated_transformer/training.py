@@ -32,16 +32,16 @@ from .checkpoint import (_step_of, checkpoint_path, clear_run, find_checkpoint, 
                                               load_checkpoint, prune_checkpoints, rng_state, run_files,
                                               run_markers, save_checkpoint, unwrap)
 from .masking import causal_mask, padding_mask, target_mask
-from .model import Embeddings, Generator, init_weights, make_model
-from .positional import PositionalEncoding
+from .model import make_model
+from .torch_compare import TorchTransformer
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'ARCHS', 'DATA_BUILDERS', 'RESUMABLE_CHANGES', 'PEAK_FLOPS', 'Batch',
-           'make_batch', 'TokenBatchSampler', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer',
-           'pick_device', 'autocast_context', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from',
-           'TorchTransformer', 'build_model', 'Trainer', 'init_distributed', 'copy_task_pairs', 'greedy_decode_simple',
-           'strip_special', 'copy_accuracy', 'DataBundle', 'copy_data', 'register_data', 'get_data_builder',
-           'build_parser', 'resolve_config', 'run_start', 'train_main', 'training_flops']
+__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'ARCHS', 'DATA_BUILDERS', 'RESUMABLE_CHANGES', 'Batch', 'make_batch',
+           'TokenBatchSampler', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'pick_device',
+           'autocast_context', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from', 'build_model',
+           'Trainer', 'init_distributed', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy',
+           'DataBundle', 'copy_data', 'register_data', 'get_data_builder', 'build_parser', 'resolve_config',
+           'run_start', 'train_main']
 
 # %% ../nbs/07_training.ipynb #7244fa90
 PAD, BOS, EOS = 0, 1, 2
@@ -487,73 +487,7 @@ def model_config_from(cfg: TrainConfig, src_vocab: int, tgt_vocab: int) -> dict:
     return config
 
 
-# %% ../nbs/07_training.ipynb #948f84fe
-class TorchTransformer(nn.Module):
-    "torch.nn.Transformer behind the `EncoderDecoder` API, with make_model's embeddings, positions, generator and init."
-
-    def __init__(
-        self,
-        src_vocab: int, tgt_vocab: int,  # vocabulary sizes
-        N: int = 6, d_model: int = 512, d_ff: int = 2048, h: int = 8,  # as make_model
-        dropout: float = 0.1,
-        share_embeddings: bool = False,  # tie source/target embeddings and the pre-softmax projection (§3.4)
-        norm_first: bool = False,  # pre-norm layers (then nn.Transformer's final norms are kept)
-        max_len: int = 5000,  # rows of the positional table
-    ):
-        super().__init__()
-        if share_embeddings and src_vocab != tgt_vocab:
-            raise ValueError(f"share_embeddings=True needs one shared vocabulary, got src_vocab={src_vocab} "
-                             f"and tgt_vocab={tgt_vocab}")
-        self.config = dict(src_vocab=src_vocab, tgt_vocab=tgt_vocab, N=N, d_model=d_model, d_ff=d_ff, h=h,
-                           dropout=dropout, share_embeddings=share_embeddings, norm_first=norm_first,
-                           max_len=max_len, arch="torch")
-        self.h = h
-        src_embed, tgt_embed = Embeddings(src_vocab, d_model), Embeddings(tgt_vocab, d_model)
-        self.generator = Generator(d_model, tgt_vocab)
-        if share_embeddings:  # one matrix, three uses, as in make_model
-            src_embed.lut.weight = tgt_embed.lut.weight
-            self.generator.proj.weight = tgt_embed.lut.weight
-        self.src_embed = nn.Sequential(src_embed, PositionalEncoding(d_model, dropout, max_len))
-        self.tgt_embed = nn.Sequential(tgt_embed, PositionalEncoding(d_model, dropout, max_len))
-        with warnings.catch_warnings():  # (pre-norm: a note that the nested-tensor fast path is off)
-            warnings.filterwarnings("ignore", message="enable_nested_tensor is True")
-            self.transformer = nn.Transformer(d_model, h, N, N, d_ff, dropout, batch_first=True, norm_first=norm_first)
-        # no nested tensors in the encoder's inference fast path (a prototype API): plain padded tensors throughout
-        self.transformer.encoder.enable_nested_tensor = self.transformer.encoder.use_nested_tensor = False
-        if not norm_first:  # the paper's post-norm model has no final norms
-            self.transformer.encoder.norm = nn.Identity()
-            self.transformer.decoder.norm = nn.Identity()
-        init_weights(self)  # Xavier-uniform for every matrix, as make_model
-
-    @staticmethod
-    def _key_padding(src_mask: Tensor | None) -> Tensor | None:
-        "Our (batch, 1, src_len) 'may attend' mask as PyTorch's (batch, src_len) 'ignore this key' mask."
-        if src_mask is None:
-            return None
-        if src_mask.dim() != 3 or src_mask.size(1) != 1 or src_mask.dtype != torch.bool:
-            raise ValueError(f"src_mask must be a (batch, 1, src_len) bool tensor, got {tuple(src_mask.shape)} "
-                             f"{src_mask.dtype}")
-        return ~src_mask[:, 0]
-
-    def encode(self, src: Tensor, src_mask: Tensor | None) -> Tensor:  # (batch, src_len, d_model)
-        return self.transformer.encoder(self.src_embed(src), src_key_padding_mask=self._key_padding(src_mask))
-
-    def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor, tgt_mask: Tensor | None) -> Tensor:
-        if tgt_mask is None:
-            attn_mask = None
-        elif tgt_mask.dim() == 3 and tgt_mask.size(0) == 1:  # one mask for the whole batch, e.g. causal_mask(T)
-            attn_mask = ~tgt_mask[0]
-        elif tgt_mask.dim() == 3:  # (batch, T, T): one mask per sentence, repeated for each head
-            attn_mask = (~tgt_mask).repeat_interleave(self.h, dim=0)
-        else:
-            raise ValueError(f"tgt_mask must have shape (batch or 1, tgt_len, tgt_len), got {tuple(tgt_mask.shape)}")
-        return self.transformer.decoder(self.tgt_embed(tgt), memory, tgt_mask=attn_mask,
-                                        memory_key_padding_mask=self._key_padding(src_mask))
-
-    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None) -> Tensor:
-        return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
-
-
+# %% ../nbs/07_training.ipynb #e87ac637
 def build_model(
     config: dict,  # make_model's keyword arguments, plus optionally arch="ours"|"torch" (as stored in checkpoints)
 ) -> nn.Module:
@@ -1243,26 +1177,3 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
     finally:
         if world > 1 and dist.is_initialized():
             dist.destroy_process_group()
-
-# %% ../nbs/07_training.ipynb #5c2f53ac
-PEAK_FLOPS = {  # reference peaks in FLOP/s (vendor data sheets; dense, no sparsity)
-    "H100 SXM bf16": 989e12,
-    "A100 bf16": 312e12,
-    "P100 fp32 (the paper's 9.5 TFLOPS)": 9.5e12,
-}
-
-
-def training_flops(
-    model_config: dict,  # make_model keyword arguments
-    src_tokens: int,  # source tokens per step (S)
-    tgt_tokens: int,  # target tokens per step (T)
-    src_len: float,  # average source sentence length (s̄)
-    tgt_len: float,  # average target sentence length (t̄)
-) -> float:
-    "nanoGPT-style estimate of the FLOPs of one training step (forward + backward) of the encoder-decoder."
-    d, N, d_ff, V = model_config["d_model"], model_config["N"], model_config["d_ff"], model_config["tgt_vocab"]
-    p_enc = N * (4 * d * d + 2 * d * d_ff)  # self-attention projections + feed-forward, per source token
-    p_dec = N * (8 * d * d + 2 * d * d_ff) + d * V  # two attentions + feed-forward + pre-softmax projection
-    # 6 FLOPs per weight per token + 12·d per (query, key) pair per layer
-    return 6 * (p_enc * src_tokens + p_dec * tgt_tokens) + 12 * N * d * (
-        src_tokens * src_len + tgt_tokens * tgt_len + tgt_tokens * src_len)

@@ -22,14 +22,14 @@ from .data import (BOS, EOS, PAD, Tokenizer, encode_pairs, join_cjk,
 from .checkpoint import find_checkpoint, load_checkpoint
 from .decoding import average_checkpoints, beam_search, greedy_decode, last_checkpoints
 from .masking import padding_mask
-from .model import EncoderDecoder, make_model
+from .model import EncoderDecoder
 from .multihead import keep_attention_weights
-from .training import (DataBundle, TorchTransformer, TrainConfig, _one_line_warnings, build_model,
-                                            pick_device)
+from .torch_compare import TorchTransformer, torch_to_ours
+from .training import DataBundle, TrainConfig, _one_line_warnings, build_model, pick_device
 
 # %% auto #0
-__all__ = ['TOKENIZER_FILE', 'CORPUS_FILE', 'corpus_data', 'torch_to_ours', 'run_dir_of', 'Translator', 'score_translations',
-           'format_scores', 'evaluate_translator', 'translate_main', 'evaluate_main']
+__all__ = ['TOKENIZER_FILE', 'CORPUS_FILE', 'corpus_data', 'run_dir_of', 'Translator', 'score_translations', 'format_scores',
+           'evaluate_translator', 'translate_main', 'evaluate_main']
 
 # %% ../nbs/09b_translate.ipynb #bf7fba41
 TOKENIZER_FILE, CORPUS_FILE = "tokenizer.model", "corpus.json"  # what the corpus builder writes into a run directory
@@ -77,38 +77,6 @@ def corpus_data(cfg: TrainConfig) -> DataBundle:
              CORPUS_FILE: json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n"}
     V = tokenizer.vocab_size
     return DataBundle(train, dev, V, V, pad=PAD, bos=BOS, eos=EOS, meta=meta, files=files)
-
-# %% ../nbs/09b_translate.ipynb #15c7723a
-@torch.no_grad()
-def torch_to_ours(
-    model: TorchTransformer,  # trained with --arch torch
-) -> EncoderDecoder:
-    "Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: the same function, with chapter 8's KV cache."
-    config = dict(model.config)
-    config.pop("arch", None)
-    if config.get("norm_first"):
-        raise ValueError("torch_to_ours handles the post-norm model only (norm_first=False)")
-    ours = make_model(**config).to(next(model.parameters()).dtype)
-    ours.load_state_dict({k: v for k, v in model.state_dict().items()
-                          if k.startswith(("src_embed.", "tgt_embed.", "generator."))}, strict=False)
-
-    def mha(mine, theirs):  # nn.MultiheadAttention packs W_Q, W_K, W_V into one in_proj matrix
-        for lin, w, b in zip((mine.w_q, mine.w_k, mine.w_v), theirs.in_proj_weight.chunk(3), theirs.in_proj_bias.chunk(3)):
-            lin.weight.copy_(w)
-            lin.bias.copy_(b)
-        mine.w_o.load_state_dict(theirs.out_proj.state_dict())
-
-    pairs = [(ours.encoder.layers, model.transformer.encoder.layers, ("self_attn",), ("norm1", "norm2")),
-             (ours.decoder.layers, model.transformer.decoder.layers, ("self_attn", "src_attn"), ("norm1", "norm2", "norm3"))]
-    for mine_layers, their_layers, attns, norms in pairs:
-        for mine, theirs in zip(mine_layers, their_layers):
-            for name in attns:
-                mha(getattr(mine, name), getattr(theirs, "multihead_attn" if name == "src_attn" else name))
-            mine.feed_forward.w_1.load_state_dict(theirs.linear1.state_dict())
-            mine.feed_forward.w_2.load_state_dict(theirs.linear2.state_dict())
-            for sub, norm in zip(mine.sublayer, norms):
-                sub.norm.load_state_dict(getattr(theirs, norm).state_dict())
-    return ours.eval()
 
 # %% ../nbs/09b_translate.ipynb #b80171ee
 def run_dir_of(path: str | os.PathLike) -> Path:

@@ -35,8 +35,9 @@ sys.path.insert(0, str(REPO))
 
 from annotated_transformer.model import make_model  # noqa: E402
 from annotated_transformer.positional import sinusoidal_encoding  # noqa: E402
-from annotated_transformer.training import (PEAK_FLOPS, LabelSmoothingLoss, TokenBatchSampler,  # noqa: E402
-                                            autocast_context, make_batch, make_optimizer, training_flops)
+from annotated_transformer.torch_compare import PEAK_FLOPS, training_flops  # noqa: E402
+from annotated_transformer.training import (LabelSmoothingLoss, TokenBatchSampler, autocast_context,  # noqa: E402
+                                            make_batch, make_optimizer)
 
 SIZES = {  # model sizes and batch budgets
     "small": dict(N=2, d_model=256, h=4, d_ff=1024, vocab=8000, max_tokens=1500),
@@ -221,7 +222,7 @@ def main(argv=None):
         "results": results, "ratio": round(ratio, 3), "ratio_paired_median": round(paired, 3),
         "notes": ["ratio = median tokens/s of ours / median tokens/s of torch.nn.Transformer",
                   "nn.Transformer's final encoder/decoder LayerNorms replaced by Identity (paper's post-norm model)",
-                  "model_flops_per_s uses annotated_transformer.training.training_flops (nanoGPT-style estimate)"],
+                  "model_flops_per_s uses annotated_transformer.torch_compare.training_flops (nanoGPT-style estimate)"],
     }
     out = args.out or REPO / "bench" / "results" / f"training_{device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

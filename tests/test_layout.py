@@ -16,8 +16,9 @@ ALLOWED = {  # module: the package modules it may import
     "checkpoint": set(),
     "decoding": {"checkpoint", "masking", "model", "multihead", "positional"},
     "data": set(),
-    "training": {"checkpoint", "masking", "model", "positional"},
-    "translate": {"checkpoint", "data", "decoding", "masking", "model", "multihead", "training"},
+    "torch_compare": {"model", "positional"},
+    "training": {"checkpoint", "masking", "model", "torch_compare"},
+    "translate": {"checkpoint", "data", "decoding", "masking", "model", "multihead", "torch_compare", "training"},
     "train": {"training"},
     "cli": set(),
 }

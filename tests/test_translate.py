@@ -14,10 +14,9 @@ from annotated_transformer.data import Tokenizer, load_corpus, normalize_text, t
 from annotated_transformer.decoding import average_checkpoints, greedy_decode
 from annotated_transformer.masking import padding_mask
 from annotated_transformer.model import EncoderDecoder
-from annotated_transformer.training import (DATA_BUILDERS, TorchTransformer, TrainConfig, build_model, load_model,
-                                            make_batch, train_main)
-from annotated_transformer.translate import (CORPUS_FILE, TOKENIZER_FILE, Translator, corpus_data, score_translations,
-                                             torch_to_ours)
+from annotated_transformer.torch_compare import TorchTransformer
+from annotated_transformer.training import DATA_BUILDERS, TrainConfig, build_model, load_model, make_batch, train_main
+from annotated_transformer.translate import CORPUS_FILE, TOKENIZER_FILE, Translator, corpus_data, score_translations
 
 FIX = Path(__file__).parent / "fixtures"
 SPEC = f"tsv:{FIX / 'de_en_train.tsv'};{FIX / 'dev.tsv'};{FIX / 'test.tsv'}"
@@ -200,22 +199,6 @@ def test_arch_torch_trains_and_translates(torch_run):
     assert fast.translate(sentences, greedy=True) == slow.translate(sentences, greedy=True)
 
 
-def test_torch_to_ours_computes_the_same_function():
-    torch.manual_seed(0)
-    theirs = TorchTransformer(40, 40, N=2, d_model=32, d_ff=64, h=4, dropout=0.0, share_embeddings=True).double()
-    with torch.no_grad():
-        for p in theirs.parameters():  # move the norms and biases away from their initial 1s and 0s
-            p.add_(0.1 * torch.randn_like(p))
-    theirs.eval()
-    ours = torch_to_ours(theirs)
-    b = make_batch([([5, 6, 7, 9, 11], [8, 9]), ([5], [8, 9, 10, 11, 12])])
-    real = b.tgt_out != 0
-    a = theirs.generator(theirs(b.src, b.tgt_in, b.src_mask, b.tgt_mask))[real]
-    o = ours.generator(ours(b.src, b.tgt_in, b.src_mask, b.tgt_mask))[real]
-    torch.testing.assert_close(a, o, rtol=0, atol=1e-12)
-    assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in theirs.parameters())
-
-
 def test_torch_arch_keeps_final_norms_only_in_pre_norm():
     post = build_model(dict(src_vocab=20, tgt_vocab=20, N=1, d_model=16, d_ff=32, h=2, arch="torch"))
     pre = build_model(dict(src_vocab=20, tgt_vocab=20, N=1, d_model=16, d_ff=32, h=2, norm_first=True, arch="torch"))
@@ -271,32 +254,3 @@ def test_unknown_split_and_other_usage_errors(run, tmp_path, capsys):
         Translator(run).translate("Guten Morgen.")
     with pytest.raises(ValueError, match="needs a run directory"):
         Translator(run / "checkpoints" / "step_000020.pt", avg=2)
-
-
-def test_same_weights_same_training_step():
-    "With the same weights (and no dropout), our model and nn.Transformer compute the same loss and gradients."
-    from annotated_transformer.training import LabelSmoothingLoss, Seq2SeqLoss
-    torch.manual_seed(1)
-    theirs = TorchTransformer(40, 40, N=2, d_model=32, d_ff=64, h=4, dropout=0.0, share_embeddings=True).double()
-    ours = torch_to_ours(theirs).train()
-    theirs.train()
-    b = make_batch([([5, 6, 7, 9, 11], [8, 9]), ([5], [8, 9, 10, 11, 12]), ([7, 7, 8], [20, 21, 22])])
-    crit = LabelSmoothingLoss(40, 0, 0.1, reduction="sum")
-    losses = []
-    for model in (theirs, ours):
-        loss, _ = Seq2SeqLoss(model, crit)(b.src, b.tgt_in, b.tgt_out, b.src_mask, b.tgt_mask)
-        loss.backward()
-        losses.append(loss.item())
-    assert losses[0] == pytest.approx(losses[1], rel=1e-12)
-    d = 32
-    enc0, dec0, dec1 = (theirs.transformer.encoder.layers[0], theirs.transformer.decoder.layers[0],
-                        theirs.transformer.decoder.layers[1])
-    pairs = [  # (our parameter, the gradient of the same weights in nn.Transformer's layout)
-        (ours.src_embed[0].lut.weight, theirs.src_embed[0].lut.weight.grad),  # shared: embeddings and generator
-        (ours.generator.proj.bias, theirs.generator.proj.bias.grad),
-        (ours.encoder.layers[0].self_attn.w_k.weight, enc0.self_attn.in_proj_weight.grad[d:2 * d]),
-        (ours.decoder.layers[1].src_attn.w_v.bias, dec1.multihead_attn.in_proj_bias.grad[2 * d:]),
-        (ours.decoder.layers[1].feed_forward.w_1.weight, dec1.linear1.weight.grad),
-        (ours.decoder.layers[0].sublayer[2].norm.weight, dec0.norm3.weight.grad)]
-    for mine, grad in pairs:
-        torch.testing.assert_close(mine.grad, grad, rtol=1e-9, atol=1e-12)
