@@ -3,8 +3,10 @@
 # %% ../nbs/07b_cli.ipynb #3c54269a
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
+import warnings
 from typing import Sequence
 
 # %% auto #0
@@ -64,6 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if fn is None:
         return 2
     return int(fn(rest) or 0)
+
+# %% ../nbs/07b_cli.ipynb #50e7ffde
+@contextlib.contextmanager
+def _one_line_warnings(prog: str):
+    "Show warnings as one line each, `PROG: warning: MESSAGE`, on stderr."
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda message, *args, **kwargs: print(f"{prog}: warning: {message}", file=sys.stderr)
+        yield
 
 # %% ../nbs/07b_cli.ipynb #e629b5e8
 #| eval: false

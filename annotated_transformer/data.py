@@ -2,16 +2,17 @@
 
 # %% auto #0
 __all__ = ['Pair', 'SPLITS', 'BIBLE_TRANSLATIONS', 'BIBLE_LANGUAGES', 'HF_PRESETS', 'CORPUS_KINDS', 'CORPUS_ALIASES', 'PAD',
-           'BOS', 'EOS', 'UNK', 'ParallelCorpus', 'normalize_text', 'split_of', 'split_pairs', 'BibleTranslation',
-           'clean_verse', 'bible_db_path', 'load_bible', 'join_cjk', 'read_tsv', 'read_parallel_text', 'load_tsv',
-           'load_text', 'load_hf', 'register_corpus', 'load_corpus', 'Tokenizer', 'train_tokenizer', 'EncodedPairs',
-           'encode_pairs']
+           'BOS', 'EOS', 'UNK', 'TOKENIZER_FILE', 'CORPUS_FILE', 'ParallelCorpus', 'normalize_text', 'split_of',
+           'split_pairs', 'BibleTranslation', 'clean_verse', 'bible_db_path', 'load_bible', 'join_cjk', 'read_tsv',
+           'read_parallel_text', 'load_tsv', 'load_text', 'load_hf', 'register_corpus', 'load_corpus', 'Tokenizer',
+           'train_tokenizer', 'EncodedPairs', 'encode_pairs', 'DataBundle', 'corpus_data']
 
 # %% ../nbs/09a_data.ipynb #e4eb1bc2
 import hashlib
 import importlib.metadata
 import importlib.resources
 import io
+import json
 import os
 import re
 import sqlite3
@@ -20,7 +21,7 @@ import warnings
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import sentencepiece as spm
 
@@ -853,3 +854,66 @@ def encode_pairs(pairs: Iterable[Pair],  # (source, target) strings
         warnings.warn(f"encode_pairs: skipped {len(skipped):,} of {len(pairs):,} pairs longer than "
                       f"max_len={max_len} ids", stacklevel=2)
     return EncodedPairs(kept, skipped, max_len)
+
+# %% ../nbs/09a_data.ipynb #766772c2
+@dataclass
+class DataBundle:
+    "What a data builder returns: token-id pairs for training and evaluation, and the vocabulary facts."
+    train: Sequence[tuple[Sequence[int], Sequence[int]]]  # training pairs, no special tokens
+    dev: Sequence[tuple[Sequence[int], Sequence[int]]]  # held-out pairs (may be empty)
+    src_vocab: int  # source vocabulary size (special ids included)
+    tgt_vocab: int  # target vocabulary size
+    pad: int = PAD
+    bos: int = BOS
+    eos: int = EOS
+    meta: dict = field(default_factory=dict)  # JSON-able facts for later use (e.g. a tokenizer file); saved in config.json
+    files: dict = field(default_factory=dict)  # file name -> bytes or str, written into the run directory (e.g. the tokenizer)
+
+# %% ../nbs/09a_data.ipynb #418c5769
+TOKENIZER_FILE, CORPUS_FILE = "tokenizer.model", "corpus.json"  # what the corpus builder writes into a run directory
+_BUILDER_OPTIONS = {  # data options of the corpus builder that are not passed on to load_corpus
+    "spec": "bible:de-en",  # which corpus (chapter 9a's spec strings)
+    "vocab_size": 8000,  # size of the joint subword vocabulary
+    "max_len": 128,  # longest training pair, in subwords per side (longer pairs are left out of training)
+    "model_type": "bpe",  # sentencepiece model: bpe (as in the paper) or unigram
+    "max_sentences": None,  # train the tokenizer on a sample of this many sentences (None: all)
+    "tokenizer": None,  # use this tokenizer file instead of training one
+}
+
+
+def corpus_data(
+    cfg: Any,  # chapter 07's TrainConfig: this reads its data_options and threads
+) -> DataBundle:
+    "Data builder `--data corpus`: load a corpus, train a joint subword vocabulary on its train split, encode."
+    options = {**_BUILDER_OPTIONS, **cfg.data_options}
+    spec, vocab_size, max_len = options.pop("spec"), options.pop("vocab_size"), options.pop("max_len")
+    model_type, max_sentences, tok_file = options.pop("model_type"), options.pop("max_sentences"), options.pop("tokenizer")
+    load_options = options  # the rest (reverse, join_cjk, src_col, seed, dev_frac, ...) go to load_corpus
+    try:
+        corpus = load_corpus(spec, **load_options)
+    except TypeError as e:  # an option the loader does not know
+        raise ValueError(f"--data corpus: an option is not understood by the loader of {spec!r} ({e}); builder "
+                         f"options are {', '.join(_BUILDER_OPTIONS)}, the others go to load_corpus") from None
+    if not corpus.train:
+        raise ValueError(f"{spec}: the train split is empty")
+    if tok_file is not None:
+        tokenizer = Tokenizer.load(tok_file)
+    else:  # the vocabulary is learned from the training split only: dev and test stay unseen
+        tokenizer = train_tokenizer(corpus.train, vocab_size, model_type=model_type, max_sentences=max_sentences,
+                                    num_threads=cfg.threads or None)
+    with warnings.catch_warnings(record=True):  # the counts of skipped pairs are reported in the meta data
+        warnings.simplefilter("always")
+        train = encode_pairs(corpus.train, tokenizer, max_len=max_len)
+        dev = encode_pairs(corpus.dev, tokenizer, max_len=max_len)
+    if not train:
+        raise ValueError(f"every training pair is longer than max_len={max_len} subwords: raise max_len")
+    meta = {"spec": spec, "corpus": corpus.name, "src_lang": corpus.src_lang, "tgt_lang": corpus.tgt_lang,
+            "load_options": load_options, "sizes": corpus.sizes, "vocab_size": tokenizer.vocab_size,
+            "model_type": model_type, "max_len": max_len, "tokenizer": TOKENIZER_FILE,
+            "train_pairs_used": len(train), "train_pairs_too_long": train.n_skipped,
+            "dev_pairs_used": len(dev), "dev_pairs_too_long": dev.n_skipped,
+            "info": {k: v for k, v in corpus.info.items() if isinstance(v, (str, int, float, bool, list, dict))}}
+    files = {TOKENIZER_FILE: tokenizer.sp.serialized_model_proto(),
+             CORPUS_FILE: json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n"}
+    V = tokenizer.vocab_size
+    return DataBundle(train, dev, V, V, pad=PAD, bos=BOS, eos=EOS, meta=meta, files=files)

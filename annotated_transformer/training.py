@@ -3,7 +3,6 @@
 # %% ../nbs/07_training.ipynb #ae3c18a9
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import difflib
@@ -13,14 +12,12 @@ import json
 import math
 import os
 import random
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
-import numpy as np
 import torch
 import torch.distributed as dist
 import torch.nn as nn
@@ -28,20 +25,19 @@ import torch.nn.functional as F
 from torch import Tensor
 from tqdm import tqdm
 
-from .checkpoint import (_step_of, checkpoint_path, clear_run, find_checkpoint, list_checkpoints,
-                                              load_checkpoint, prune_checkpoints, rng_state, run_files,
-                                              run_markers, save_checkpoint, unwrap)
+from .checkpoint import (_step_of, checkpoint_path, find_checkpoint, list_checkpoints, load_checkpoint,
+                                              prune_checkpoints, rng_state, save_checkpoint, unwrap)
+from .data import DataBundle, corpus_data
 from .masking import causal_mask, padding_mask, target_mask
 from .model import make_model
 from .torch_compare import TorchTransformer
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'ARCHS', 'DATA_BUILDERS', 'RESUMABLE_CHANGES', 'Batch', 'make_batch',
-           'TokenBatchSampler', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'pick_device',
-           'autocast_context', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from', 'build_model',
-           'Trainer', 'init_distributed', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy',
-           'DataBundle', 'copy_data', 'register_data', 'get_data_builder', 'build_parser', 'resolve_config',
-           'run_start', 'train_main']
+__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'ARCHS', 'DATA_BUILDERS', 'Batch', 'make_batch', 'TokenBatchSampler',
+           'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'pick_device', 'autocast_context',
+           'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from', 'build_model', 'Trainer',
+           'init_distributed', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy', 'copy_data',
+           'register_data', 'get_data_builder']
 
 # %% ../nbs/07_training.ipynb #7244fa90
 PAD, BOS, EOS = 0, 1, 2
@@ -848,21 +844,7 @@ def copy_accuracy(
         correct += sum(strip_special(o) == list(t) for o, (_, t) in zip(out.tolist(), chunk))
     return correct / len(pairs)
 
-# %% ../nbs/07_training.ipynb #1f7d227c
-@dataclass
-class DataBundle:
-    "What a data builder returns: token-id pairs for training and evaluation, and the vocabulary facts."
-    train: Sequence[tuple[Sequence[int], Sequence[int]]]  # training pairs, no special tokens
-    dev: Sequence[tuple[Sequence[int], Sequence[int]]]  # held-out pairs (may be empty)
-    src_vocab: int  # source vocabulary size (special ids included)
-    tgt_vocab: int  # target vocabulary size
-    pad: int = PAD
-    bos: int = BOS
-    eos: int = EOS
-    meta: dict = field(default_factory=dict)  # JSON-able facts for later use (e.g. a tokenizer file); saved in config.json
-    files: dict = field(default_factory=dict)  # file name -> bytes or str, written into the run directory (e.g. the tokenizer)
-
-
+# %% ../nbs/07_training.ipynb #f1c8b7bd
 def copy_data(cfg: TrainConfig) -> DataBundle:
     "The copy task: `copy_train_size` random sequences (seed `cfg.seed`) and `copy_dev_size` different ones."
     train = copy_task_pairs(cfg.copy_train_size, cfg.copy_vocab, cfg.copy_len, seed=cfg.seed)
@@ -873,7 +855,7 @@ def copy_data(cfg: TrainConfig) -> DataBundle:
 
 DATA_BUILDERS: dict[str, Callable[[TrainConfig], DataBundle] | str] = {
     "copy": copy_data,
-    "corpus": "annotated_transformer.translate:corpus_data",  # real corpora + subwords (chapter 9)
+    "corpus": corpus_data,  # real corpora + subwords (chapter 09a)
 }
 
 
@@ -898,282 +880,3 @@ def get_data_builder(name: str) -> Callable[[TrainConfig], DataBundle]:
     except (ImportError, AttributeError) as e:
         raise ValueError(f"cannot load data builder {spec!r}: {e}") from None
     return builder
-
-# %% ../nbs/07_training.ipynb #510e16d2
-_GROUPS = {
-    "model (§3, Table 3)": ["layers", "d_model", "heads", "d_ff", "dropout", "share_embeddings", "norm_first", "max_len",
-                            "arch"],
-    "optimisation (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1", "adam_beta2", "adam_eps",
-                                  "max_tokens", "accum_steps", "clip_norm", "steps", "seed"],
-    "data": ["data", "data_options", "copy_vocab", "copy_len", "copy_train_size", "copy_dev_size"],
-    "running": ["device", "amp", "compile", "threads", "log_every", "eval_every", "checkpoint_every", "keep_last",
-                "progress"],
-}
-# settings that may differ when resuming: they do not change what the next update computes
-RESUMABLE_CHANGES = {"steps", "device", "amp", "compile", "threads", "log_every", "eval_every", "checkpoint_every",
-                     "keep_last", "progress"}
-
-
-def _key_value(text: str) -> tuple[str, Any]:
-    "Parse KEY=VALUE; VALUE is read as JSON when possible (numbers, true/false), else kept as a string."
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    "The argument parser of `annotated-transformer train` (one flag per TrainConfig field)."
-    parser = argparse.ArgumentParser(
-        prog="annotated-transformer train",
-        description="Train a Transformer (chapter 7 of The Annotated Transformer). Settings: the defaults "
-                    "(the paper's base model), then --config FILE, then the flags given. Under torchrun "
-                    "(torchrun --nproc_per_node=N -m annotated_transformer.train ...) it trains with DDP.")
-    run = parser.add_argument_group("run directory")
-    run.add_argument("--config", type=Path, metavar="FILE", help="JSON file of settings (keys as below, with underscores)")
-    run.add_argument("--out", type=Path, default=Path("runs/train"), metavar="DIR",
-                     help="run directory: config.json, metrics.jsonl, checkpoints/ (default: runs/train). A new run "
-                          "needs one that holds no run (no config.json, metrics.jsonl or checkpoints/step_*.pt)")
-    run.add_argument("--resume", nargs="?", const="latest", metavar="CKPT",
-                     help="continue the run in --out from its newest checkpoint (from step 0 if it stopped before "
-                          "the first), or continue from CKPT (a file or run directory) in an --out without a run")
-    run.add_argument("--overwrite", action="store_true",
-                     help="start over in an --out that holds a run: first delete that run's config.json, "
-                          "metrics.jsonl, checkpoints/step_*.pt and data files (tokenizer.model, corpus.json, ...); "
-                          "other files in --out are left alone")
-    run.add_argument("--print-config", action="store_true", help="print the resolved settings as JSON and exit")
-    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
-    for title, names in _GROUPS.items():
-        group = parser.add_argument_group(title)
-        for name in names:
-            f = fields[name]
-            flag = "--" + name.replace("_", "-")
-            help = f"{f.metadata['help']} (default: {f.default_factory() if f.type == 'dict' else f.default})"
-            if f.type == "bool":
-                group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
-                                   help=help)
-            elif f.type == "dict":
-                group.add_argument("--data-option", dest=name, action="append", type=_key_value,
-                                   default=argparse.SUPPRESS, metavar="KEY=VALUE", help=help)
-            else:
-                kind = {"int": int, "float": float, "str": str}[f.type]
-                group.add_argument(flag, dest=name, type=kind, default=argparse.SUPPRESS,
-                                   metavar=kind.__name__.upper(), help=help)
-    assert set(fields) == {n for names in _GROUPS.values() for n in names}, "every field needs a flag"
-    return parser
-
-
-def _read_json_config(path: Path) -> dict:
-    try:
-        values = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"config file {path} does not exist") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"config file {path} is not valid JSON: {e}") from None
-    if not isinstance(values, dict):
-        raise ValueError(f"config file {path} must hold a JSON object, got {type(values).__name__}")
-    return values
-
-
-def _run_config(out: Path) -> dict:
-    "The training settings recorded in OUT/config.json, to start its run again from step 0."
-    info = _read_json_config(out / "config.json")
-    if not isinstance(info.get("train"), dict):
-        raise ValueError(f"{out / 'config.json'} has no 'train' settings: it was not written by this program")
-    origin = info.get("resumed_from")
-    if origin and not _inside(Path(origin), out):  # a fork of another run: it starts from that checkpoint, not 0
-        raise ValueError(f"{out} continued {origin} and stopped before its first checkpoint: start it again with "
-                         f"--resume {origin} --overwrite")
-    return info["train"]
-
-
-def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
-    "Defaults ← (resumed run's settings) ← --config file ← flags; and the checkpoint to resume from (None: none yet)."
-    names = {f.name for f in dataclasses.fields(TrainConfig)}
-    flags = {k: v for k, v in vars(args).items() if k in names}
-    if "data_options" in flags:
-        flags["data_options"] = dict(flags["data_options"])
-    from_file = _read_json_config(args.config) if args.config else {}
-    resume_from, saved = None, {}
-    if args.resume:
-        target = Path(args.out if args.resume == "latest" else args.resume)
-        if args.resume == "latest" and target.is_dir() and not list_checkpoints(target):
-            if not (target / "config.json").is_file():
-                raise FileNotFoundError(f"nothing to resume in {target}: it holds no checkpoint (step_*.pt) and no "
-                                        "config.json" + ("; start over with --overwrite" if run_markers(target) else ""))
-            saved = _run_config(target)  # stopped before its first checkpoint: it starts again from step 0
-        else:
-            resume_from = find_checkpoint(target)
-            saved = load_checkpoint(resume_from).get("train_config", {})
-    cfg = TrainConfig.from_dict({**saved, **from_file}, source=str(args.config) if args.config else "checkpoint")
-    cfg = TrainConfig.from_dict({**cfg.to_dict(), **flags}, source="the command line")
-    for key, old in saved.items():
-        new = getattr(cfg, key)
-        if new != old and key not in RESUMABLE_CHANGES:
-            raise ValueError(f"cannot change {key} when resuming (the run used {old!r}, got {new!r}); "
-                             f"only {', '.join(sorted(RESUMABLE_CHANGES))} may change")
-    return cfg, resume_from
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return Path(folder).resolve() in Path(path).resolve().parents
-
-
-def run_start(args: argparse.Namespace, resume_from: Path | None) -> str:
-    "How the run begins in args.out: 'new', 'resume', 'restart' (step 0) or 'overwrite'; ValueError if runs would mix."
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a run directory")
-    if args.overwrite:
-        if args.resume and (resume_from is None or _inside(resume_from, out)):
-            raise ValueError(f"--overwrite would delete the run in {out} that --resume continues: give one or the other")
-        return "overwrite"
-    marks = run_markers(out)
-    if not args.resume:
-        if marks:
-            raise ValueError(f"{out} already holds a run ({', '.join(marks)}): continue it with --resume, or start "
-                             "over with --overwrite (deletes that run's files)")
-        return "new"
-    if resume_from is None:
-        return "restart"
-    if _inside(resume_from, out):
-        later = [p for p in list_checkpoints(out) if (_step_of(p) or 0) > (_step_of(resume_from) or 0)]
-        if later:
-            raise ValueError(f"{out} has checkpoints after {resume_from.name} (the newest: {later[-1].name}): resuming "
-                             f"from {resume_from.name} would replace them; move those away first, or resume into "
-                             "another --out")
-        return "resume"
-    if marks:
-        raise ValueError(f"{out} holds another run ({', '.join(marks)}): resuming {resume_from} there would mix two "
-                         "runs; resume into a directory without a run, or clear it first with --overwrite")
-    return "resume"
-
-
-def _print_record(record: dict) -> None:
-    if "loss" in record:
-        print(f"step {record['step']:>7}  loss {record['loss']:.4f}  nll {record['nll']:.4f}  lr {record['lr']:.3e}  "
-              f"{record['tokens_per_s']:,.0f} tokens/s", flush=True)
-    else:
-        print(f"step {record['step']:>7}  dev loss {record['dev_loss']:.4f}  dev nll {record['dev_nll']:.4f}  "
-              f"dev ppl {record['dev_ppl']:.2f}", flush=True)
-
-
-@contextlib.contextmanager
-def _one_line_warnings(prog: str):
-    "Show warnings as one line each, `PROG: warning: MESSAGE`, on stderr."
-    with warnings.catch_warnings():
-        warnings.showwarning = lambda message, *args, **kwargs: print(f"{prog}: warning: {message}", file=sys.stderr)
-        yield
-
-
-def train_main(argv: Sequence[str] | None = None) -> int:
-    "`annotated-transformer train`: train from a config file and flags; returns the exit status."
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        with _one_line_warnings(parser.prog):
-            cfg, resume_from = resolve_config(args)
-            if args.print_config:
-                print(json.dumps(cfg.to_dict(), indent=2))
-                return 0
-            pick_device(cfg.device)  # e.g. --device cuda on a machine without CUDA: now, not after building the data
-            start = run_start(args, resume_from)
-            if start == "restart" and int(os.environ.get("RANK", 0)) == 0:
-                print(f"{parser.prog}: note: {args.out} has no checkpoint yet: its run starts again from step 0",
-                      file=sys.stderr)
-            return _train(cfg, args.out, resume_from, argv, start=start)
-    except (ValueError, FileNotFoundError, ModuleNotFoundError) as e:  # (a missing extra: its install command)
-        parser.exit(2, f"{parser.prog}: error: {e}\n")
-    except FloatingPointError as e:
-        parser.exit(1, f"{parser.prog}: stopped: {e}\n")
-
-
-def _data_file_bytes(files: dict) -> dict[str, bytes]:
-    "A data builder's files as bytes, their names checked."
-    out = {}
-    for name, content in files.items():
-        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
-            raise ValueError(f"DataBundle.files: {name!r} must be a plain file name (no folders)")
-        out[name] = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-    return out
-
-
-def _write_data_files(out: Path, files: dict) -> None:
-    "Write a data builder's files into the run directory, each atomically."
-    for name, data in _data_file_bytes(files).items():
-        tmp = out / f".{name}.tmp"
-        tmp.write_bytes(data)
-        os.replace(tmp, out / name)
-
-
-def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: str = "new") -> int:
-    "Train into `out`; `start` (from run_start): new, resume (from resume_from), restart (from step 0) or overwrite."
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    rank, world = init_distributed(cfg.device)
-    try:
-        random.seed(cfg.seed); np.random.seed(cfg.seed); torch.manual_seed(cfg.seed)
-        data = get_data_builder(cfg.data)(cfg)
-        files = _data_file_bytes(data.files)
-        for side, vocab, pairs in [("source", data.src_vocab, data.train), ("target", data.tgt_vocab, data.train)]:
-            k = 0 if side == "source" else 1
-            top = max((max(p[k], default=0) for p in pairs), default=0)
-            if top >= vocab:
-                raise ValueError(f"the training data holds {side} id {top}, outside the {side} vocabulary of {vocab}")
-        if start == "new":  # a user's own file of the same name is never replaced
-            for name, content in files.items():
-                if (out / name).is_file() and (out / name).read_bytes() != content:
-                    raise ValueError(f"{out / name} is in the way: the data builder writes a different {name} "
-                                     "there. Move it away, or use another --out")
-        model_config = model_config_from(cfg, data.src_vocab, data.tgt_vocab)
-        model = build_model(model_config)
-        torch.manual_seed(cfg.seed + rank)  # dropout differs between ranks
-        trainer = Trainer(model, data.train, cfg, model_config=model_config, dev_pairs=data.dev, out_dir=out,
-                          pad=data.pad, bos=data.bos, eos=data.eos)
-        if trainer.device.type == "cuda":
-            torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls outside autocast: TF32 tensor cores
-        if not cfg.progress:
-            trainer.on_log = _print_record
-        if rank == 0 and start == "overwrite" and (removed := clear_run(out)):
-            print(f"--overwrite: deleted the run that was in {out} ({len(removed)} files)", flush=True)
-        if rank == 0 and start == "restart":
-            trainer.rewind_metrics()  # its records all come again
-        if rank == 0 and start in ("resume", "restart"):  # temporary files of writes a crash cut short
-            for leftover in run_files(out):
-                if leftover.name.endswith(".tmp"):
-                    leftover.unlink(missing_ok=True)
-        if resume_from is not None:
-            trainer.load(resume_from)
-        if rank == 0:
-            info = {"train": cfg.to_dict(), "model": model_config,
-                    "data": {"name": cfg.data, "src_vocab": data.src_vocab, "tgt_vocab": data.tgt_vocab, "pad": data.pad,
-                             "bos": data.bos, "eos": data.eos, "train_pairs": len(data.train),
-                             "dev_pairs": len(data.dev), "meta": data.meta},
-                    "files": sorted(files),  # the data builder's files (--overwrite deletes them too)
-                    "command": (["annotated-transformer", "train", *argv] if argv is not None  # called as the CLI command
-                                else [Path(sys.argv[0]).name, *sys.argv[1:]]),  # python -m / torchrun
-                    "world_size": world, "device": str(trainer.device), "torch": torch.__version__,
-                    "resumed_from": str(resume_from) if resume_from else None,
-                    "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-            out.mkdir(parents=True, exist_ok=True)
-            tmp = out / ".config.json.tmp"  # config.json first: from now on the directory holds this run
-            tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-            os.replace(tmp, out / "config.json")
-            _write_data_files(out, files)
-            print(f"training on {trainer.device} × {world}: {len(data.train)} pairs, "
-                  f"{sum(p.numel() for p in model.parameters()):,} parameters, steps {trainer.step} → {cfg.steps}",
-                  flush=True)
-        trainer.fit()
-        if rank == 0:
-            print(f"done: step {trainer.step}; newest checkpoint {trainer.last_checkpoint or '(none written)'}",
-                  flush=True)
-            if data.meta.get("task") == "copy" and data.dev:  # a toy task can say plainly whether it learned
-                acc = copy_accuracy(trainer.model, data.dev)
-                print(f"exact copies of the {len(data.dev)} held-out sequences (greedy decoding): {acc:.1%}", flush=True)
-        return 0
-    finally:
-        if world > 1 and dist.is_initialized():
-            dist.destroy_process_group()

@@ -17,66 +17,19 @@ from typing import Sequence
 
 import torch
 
-from .data import (BOS, EOS, PAD, Tokenizer, encode_pairs, join_cjk,
-                                        load_corpus, train_tokenizer)
+from .cli import _one_line_warnings
+from .data import BOS, CORPUS_FILE, EOS, PAD, TOKENIZER_FILE, Tokenizer, join_cjk, load_corpus
 from .checkpoint import find_checkpoint, load_checkpoint
 from .decoding import average_checkpoints, beam_search, greedy_decode, last_checkpoints
 from .masking import padding_mask
 from .model import EncoderDecoder
 from .multihead import keep_attention_weights
 from .torch_compare import TorchTransformer, torch_to_ours
-from .training import DataBundle, TrainConfig, _one_line_warnings, build_model, pick_device
+from .training import build_model, pick_device
 
 # %% auto #0
-__all__ = ['TOKENIZER_FILE', 'CORPUS_FILE', 'corpus_data', 'run_dir_of', 'Translator', 'score_translations', 'format_scores',
-           'evaluate_translator', 'translate_main', 'evaluate_main']
-
-# %% ../nbs/09b_translate.ipynb #bf7fba41
-TOKENIZER_FILE, CORPUS_FILE = "tokenizer.model", "corpus.json"  # what the corpus builder writes into a run directory
-_BUILDER_OPTIONS = {  # data options of the corpus builder that are not passed on to load_corpus
-    "spec": "bible:de-en",  # which corpus (chapter 9a's spec strings)
-    "vocab_size": 8000,  # size of the joint subword vocabulary
-    "max_len": 128,  # longest training pair, in subwords per side (longer pairs are left out of training)
-    "model_type": "bpe",  # sentencepiece model: bpe (as in the paper) or unigram
-    "max_sentences": None,  # train the tokenizer on a sample of this many sentences (None: all)
-    "tokenizer": None,  # use this tokenizer file instead of training one
-}
-
-
-def corpus_data(cfg: TrainConfig) -> DataBundle:
-    "Data builder `--data corpus`: load a corpus, train a joint subword vocabulary on its train split, encode."
-    options = {**_BUILDER_OPTIONS, **cfg.data_options}
-    spec, vocab_size, max_len = options.pop("spec"), options.pop("vocab_size"), options.pop("max_len")
-    model_type, max_sentences, tok_file = options.pop("model_type"), options.pop("max_sentences"), options.pop("tokenizer")
-    load_options = options  # the rest (reverse, join_cjk, src_col, seed, dev_frac, ...) go to load_corpus
-    try:
-        corpus = load_corpus(spec, **load_options)
-    except TypeError as e:  # an option the loader does not know
-        raise ValueError(f"--data corpus: an option is not understood by the loader of {spec!r} ({e}); builder "
-                         f"options are {', '.join(_BUILDER_OPTIONS)}, the others go to load_corpus") from None
-    if not corpus.train:
-        raise ValueError(f"{spec}: the train split is empty")
-    if tok_file is not None:
-        tokenizer = Tokenizer.load(tok_file)
-    else:  # the vocabulary is learned from the training split only: dev and test stay unseen
-        tokenizer = train_tokenizer(corpus.train, vocab_size, model_type=model_type, max_sentences=max_sentences,
-                                    num_threads=cfg.threads or None)
-    with warnings.catch_warnings(record=True):  # the counts of skipped pairs are reported in the meta data
-        warnings.simplefilter("always")
-        train = encode_pairs(corpus.train, tokenizer, max_len=max_len)
-        dev = encode_pairs(corpus.dev, tokenizer, max_len=max_len)
-    if not train:
-        raise ValueError(f"every training pair is longer than max_len={max_len} subwords: raise max_len")
-    meta = {"spec": spec, "corpus": corpus.name, "src_lang": corpus.src_lang, "tgt_lang": corpus.tgt_lang,
-            "load_options": load_options, "sizes": corpus.sizes, "vocab_size": tokenizer.vocab_size,
-            "model_type": model_type, "max_len": max_len, "tokenizer": TOKENIZER_FILE,
-            "train_pairs_used": len(train), "train_pairs_too_long": train.n_skipped,
-            "dev_pairs_used": len(dev), "dev_pairs_too_long": dev.n_skipped,
-            "info": {k: v for k, v in corpus.info.items() if isinstance(v, (str, int, float, bool, list, dict))}}
-    files = {TOKENIZER_FILE: tokenizer.sp.serialized_model_proto(),
-             CORPUS_FILE: json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n"}
-    V = tokenizer.vocab_size
-    return DataBundle(train, dev, V, V, pad=PAD, bos=BOS, eos=EOS, meta=meta, files=files)
+__all__ = ['run_dir_of', 'Translator', 'score_translations', 'format_scores', 'evaluate_translator', 'translate_main',
+           'evaluate_main']
 
 # %% ../nbs/09b_translate.ipynb #b80171ee
 def run_dir_of(path: str | os.PathLike) -> Path:

@@ -1,5 +1,5 @@
 """Tests for the command line: `annotated-transformer` (annotated_transformer.cli) and its `train` command
-(annotated_transformer.train → training.train_main), end to end on CPU."""
+(annotated_transformer.train.train_main), end to end on CPU."""
 import dataclasses
 import json
 import os

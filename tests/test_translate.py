@@ -10,13 +10,15 @@ import pytest
 import torch
 
 from annotated_transformer.cli import main as cli
-from annotated_transformer.data import Tokenizer, load_corpus, normalize_text, train_tokenizer
+from annotated_transformer.data import (CORPUS_FILE, TOKENIZER_FILE, Tokenizer, corpus_data, load_corpus, normalize_text,
+                                        train_tokenizer)
 from annotated_transformer.decoding import average_checkpoints, greedy_decode
 from annotated_transformer.masking import padding_mask
 from annotated_transformer.model import EncoderDecoder
 from annotated_transformer.torch_compare import TorchTransformer
-from annotated_transformer.training import DATA_BUILDERS, TrainConfig, build_model, load_model, make_batch, train_main
-from annotated_transformer.translate import CORPUS_FILE, TOKENIZER_FILE, Translator, corpus_data, score_translations
+from annotated_transformer.train import train_main
+from annotated_transformer.training import DATA_BUILDERS, TrainConfig, build_model, load_model, make_batch
+from annotated_transformer.translate import Translator, score_translations
 
 FIX = Path(__file__).parent / "fixtures"
 SPEC = f"tsv:{FIX / 'de_en_train.tsv'};{FIX / 'dev.tsv'};{FIX / 'test.tsv'}"
@@ -46,7 +48,7 @@ def torch_run(tmp_path_factory) -> Path:
 
 # ---- the corpus data builder ----------------------------------------------------------------------------------
 def test_corpus_is_registered():
-    assert DATA_BUILDERS["corpus"] == "annotated_transformer.translate:corpus_data"
+    assert DATA_BUILDERS["corpus"] is corpus_data
 
 
 def test_builder_writes_a_tokenizer_that_round_trips(run):
