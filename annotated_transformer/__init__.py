@@ -12,11 +12,12 @@ from .model import (Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, 
 from .multihead import KVCache, MultiHeadAttention, keep_attention_weights
 from .positional import LearnedPositionalEncoding, PositionalEncoding, sinusoidal_encoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
-from .training import (Batch, LabelSmoothingLoss, NoamSchedule, TokenBatchSampler, TrainConfig, Trainer,
-                       copy_task_pairs, load_model, make_batch, make_optimizer, pick_device, rate, register_data)
+from .batching import BOS, EOS, PAD, UNK, Batch, TokenBatchSampler, make_batch
+from .training import (LabelSmoothingLoss, NoamSchedule, TrainConfig, Trainer, copy_task_pairs, load_model, make_optimizer,
+                       pick_device, rate, register_data)
 from .checkpoint import load_checkpoint, save_checkpoint
 from .decoding import IncrementalDecoder, average_checkpoints, beam_search, greedy_decode, last_checkpoints
-from .data import (BOS, EOS, PAD, UNK, DataBundle, ParallelCorpus, Tokenizer, corpus_data, encode_pairs, load_corpus,
+from .data import (DataBundle, ParallelCorpus, Tokenizer, corpus_data, encode_pairs, load_corpus,
                    train_tokenizer)
 from .training import ARCHS, build_model
 from .torch_compare import TorchTransformer, torch_to_ours, training_flops

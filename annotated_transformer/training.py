@@ -25,174 +25,19 @@ import torch.nn.functional as F
 from torch import Tensor
 from tqdm import tqdm
 
+from .batching import BOS, EOS, PAD, Batch, TokenBatchSampler, _check_special_ids, make_batch
 from .checkpoint import (_step_of, checkpoint_path, find_checkpoint, list_checkpoints, load_checkpoint,
                                               prune_checkpoints, rng_state, save_checkpoint, unwrap)
 from .data import DataBundle, corpus_data
-from .masking import causal_mask, padding_mask, target_mask
+from .masking import causal_mask
 from .model import make_model
 from .torch_compare import TorchTransformer
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'SOURCE_ALLOWANCE', 'ARCHS', 'DATA_BUILDERS', 'Batch', 'make_batch', 'TokenBatchSampler',
-           'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'pick_device', 'autocast_context',
-           'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from', 'build_model', 'Trainer',
-           'init_distributed', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy', 'copy_data',
-           'register_data', 'get_data_builder']
-
-# %% ../nbs/07_training.ipynb #7244fa90
-PAD, BOS, EOS = 0, 1, 2
-
-# %% ../nbs/07_training.ipynb #06fac3e1
-@dataclass
-class Batch:
-    "A padded batch of sentence pairs, ready for `EncoderDecoder` (all tensors batch-first)."
-    src: Tensor  # (batch, src_len) source ids + EOS, then PAD
-    tgt_in: Tensor  # (batch, tgt_len) decoder input: BOS + target ids, then PAD ("shifted right")
-    tgt_out: Tensor  # (batch, tgt_len) labels: target ids + EOS, then PAD
-    src_mask: Tensor  # (batch, 1, src_len) bool, True = real source token (may be attended to)
-    tgt_mask: Tensor  # (batch, tgt_len, tgt_len) bool, True = may attend (padding & causal)
-    ntokens: int  # number of non-PAD labels in tgt_out: the loss is averaged over these
-    src_ntokens: int  # number of non-PAD source tokens (for throughput)
-
-    def __len__(self) -> int: return self.src.size(0)
-
-    def to(self, device, non_blocking: bool = False) -> Batch:
-        "The same batch with every tensor moved to `device`."
-        move = lambda t: t.to(device, non_blocking=non_blocking)
-        return dataclasses.replace(self, src=move(self.src), tgt_in=move(self.tgt_in), tgt_out=move(self.tgt_out),
-                                   src_mask=move(self.src_mask), tgt_mask=move(self.tgt_mask))
-
-
-def _check_special_ids(pad: int, bos: int, eos: int) -> None:
-    if len({pad, bos, eos}) != 3:
-        raise ValueError(f"pad, bos and eos must be three different ids, got pad={pad}, bos={bos}, eos={eos}")
-
-
-def make_batch(
-    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids), without special tokens
-    pad: int = PAD,  # padding id
-    bos: int = BOS,  # beginning-of-sentence id (first decoder input)
-    eos: int = EOS,  # end-of-sentence id (ends every source and every label sequence)
-) -> Batch:
-    "Pad `pairs` into a `Batch`: `src` = ids+EOS, `tgt_in` = BOS+ids, `tgt_out` = ids+EOS, plus masks."
-    if len(pairs) == 0:
-        raise ValueError("make_batch needs at least one sentence pair")
-    _check_special_ids(pad, bos, eos)
-    S = 1 + max(len(s) for s, _ in pairs)
-    T = 1 + max(len(t) for _, t in pairs)
-    src = torch.tensor([[*s, eos] + [pad] * (S - 1 - len(s)) for s, _ in pairs], dtype=torch.long)
-    tgt_in = torch.tensor([[bos, *t] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long)
-    tgt_out = torch.tensor([[*t, eos] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long)
-    n_src = torch.tensor([len(s) + 1 for s, _ in pairs])
-    n_tgt = torch.tensor([len(t) + 1 for _, t in pairs])
-    # a PAD id inside a sentence would be silently masked out: refuse it
-    bad = ((src != pad).sum(1) != n_src) | ((tgt_out != pad).sum(1) != n_tgt)
-    if bad.any():
-        raise ValueError(f"pair {int(bad.nonzero()[0])} contains the padding id {pad} inside a sentence")
-    if (src < 0).any() or (tgt_out < 0).any():
-        raise ValueError("token ids must be non-negative")
-    return Batch(src, tgt_in, tgt_out, padding_mask(src, pad), target_mask(tgt_in, pad),
-                 ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
-
-# %% ../nbs/07_training.ipynb #2fcfdea6
-SOURCE_ALLOWANCE = 2  # a batch's padded source may be up to this many times max_tokens
-
-
-class TokenBatchSampler:
-    "Batches of pair indices grouped by length, each within a padded target-token budget; seeded, infinite, resumable."
-
-    def __init__(
-        self,
-        pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids) without special tokens
-        max_tokens: int,  # budget: pairs × longest target ≤ max_tokens (and pairs × longest source ≤ 2 max_tokens)
-        seed: int = 0,  # the plan of epoch e depends only on (seed, e)
-        shuffle: bool = True,  # False: batches in length order (for evaluation)
-        num_shards: int = 1,  # DDP world size: every batch must hold at least this many pairs
-    ):
-        if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        if len(pairs) == 0:
-            raise ValueError("TokenBatchSampler needs at least one sentence pair")
-        self.max_tokens, self.seed, self.shuffle, self.num_shards = max_tokens, seed, shuffle, num_shards
-        # lengths including the special token each side gets (EOS on the source, BOS/EOS on the target)
-        self.src_lens = [len(s) + 1 for s, _ in pairs]
-        self.tgt_lens = [len(t) + 1 for _, t in pairs]
-        for i, (s, t) in enumerate(zip(self.src_lens, self.tgt_lens)):
-            if t > max_tokens or s > SOURCE_ALLOWANCE * max_tokens:
-                side, n, cap = ("target", t, max_tokens) if t > max_tokens else ("source", s, SOURCE_ALLOWANCE * max_tokens)
-                raise ValueError(f"pair {i} has a {side} of {n} tokens (with EOS/BOS), more than the budget allows "
-                                 f"({cap} with max_tokens={max_tokens}): raise max_tokens or filter out long pairs")
-        self.epoch, self.position = 0, 0  # the next batch to yield is epoch_batches(epoch)[position]
-        self._cache: tuple[int, list[list[int]]] | None = None
-        self.epoch_batches(0)  # fail now, not mid-training, if the budget cannot be shared by num_shards ranks
-
-    def epoch_batches(self, epoch: int) -> list[list[int]]:
-        "The batches (lists of pair indices) of `epoch`, in the order they are used."
-        if self._cache is not None and self._cache[0] == epoch:
-            return self._cache[1]
-        rng = random.Random(f"TokenBatchSampler:{self.seed}:{epoch}")  # local: leaves the global RNG alone
-        order = list(range(len(self.src_lens)))
-        if self.shuffle:
-            rng.shuffle(order)
-        order.sort(key=lambda i: (self.tgt_lens[i], self.src_lens[i]))  # stable: ties keep the random order
-        batches, current, longest_tgt, longest_src = [], [], 0, 0
-        for i in order:
-            t, s = max(longest_tgt, self.tgt_lens[i]), max(longest_src, self.src_lens[i])
-            # close the batch if its padded target (or, far longer, source) would exceed the budget
-            if current and not self._fits(len(current) + 1, t, s):
-                batches.append(current)
-                current, t, s = [], self.tgt_lens[i], self.src_lens[i]
-            current.append(i)
-            longest_tgt, longest_src = t, s
-        batches.append(current)
-        self._fill_last(batches)
-        if self.shuffle:
-            rng.shuffle(batches)
-        if self.num_shards > 1 and (small := min(map(len, batches))) < self.num_shards:
-            raise ValueError(f"a batch of {small} pairs cannot be shared by {self.num_shards} ranks: "
-                             f"raise max_tokens (now {self.max_tokens}) or filter out long pairs")
-        self._cache = (epoch, batches)
-        return batches
-
-    def _fits(self, pairs: int, longest_tgt: int, longest_src: int) -> bool:
-        "Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget (source: SOURCE_ALLOWANCE ×)."
-        return pairs * max(longest_tgt, longest_src / SOURCE_ALLOWANCE) <= self.max_tokens
-
-    def _fill_last(self, batches: list[list[int]]) -> None:
-        "With DDP, give the last (shortest) batch pairs of the one before, if it has fewer pairs than ranks."
-        last, before = batches[-1], batches[-2] if len(batches) > 1 else []
-        need = self.num_shards - len(last)
-        if need <= 0 or len(before) - need < self.num_shards:
-            return
-        moved = before[-need:]  # the longest pairs of `before`, still no longer than any in `last`
-        grown = moved + last
-        if self._fits(len(grown), max(self.tgt_lens[i] for i in grown), max(self.src_lens[i] for i in grown)):
-            del before[-need:]
-            last[:0] = moved
-
-    def __len__(self) -> int:
-        "Number of batches in the current epoch."
-        return len(self.epoch_batches(self.epoch))
-
-    def __iter__(self) -> Iterator[list[int]]:
-        "Yield batches forever, epoch after epoch, starting at the saved (epoch, position)."
-        while True:
-            batches = self.epoch_batches(self.epoch)
-            while self.position < len(batches):
-                self.position += 1  # count the batch as used before handing it out
-                yield batches[self.position - 1]
-            self.epoch, self.position = self.epoch + 1, 0
-
-    def state_dict(self) -> dict:
-        return {"epoch": self.epoch, "position": self.position, "seed": self.seed,
-                "max_tokens": self.max_tokens, "num_pairs": len(self.src_lens)}
-
-    def load_state_dict(self, state: dict) -> None:
-        for key in ("seed", "max_tokens", "num_pairs"):
-            mine = self.state_dict()[key]
-            if state[key] != mine:
-                raise ValueError(f"cannot resume: the checkpoint's sampler has {key}={state[key]}, this one has {mine}")
-        self.epoch, self.position = int(state["epoch"]), int(state["position"])
+__all__ = ['ARCHS', 'DATA_BUILDERS', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'pick_device',
+           'autocast_context', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from', 'build_model',
+           'Trainer', 'init_distributed', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy',
+           'copy_data', 'register_data', 'get_data_builder']
 
 # %% ../nbs/07_training.ipynb #fdf20f49
 class LabelSmoothingLoss(nn.Module):

@@ -17,8 +17,9 @@ from typing import Sequence
 
 import torch
 
+from .batching import BOS, EOS, PAD
 from .cli import _one_line_warnings
-from .data import BOS, CORPUS_FILE, EOS, PAD, TOKENIZER_FILE, Tokenizer, join_cjk, load_corpus
+from .data import CORPUS_FILE, TOKENIZER_FILE, Tokenizer, join_cjk, load_corpus
 from .checkpoint import find_checkpoint, load_checkpoint
 from .decoding import average_checkpoints, beam_search, greedy_decode, last_checkpoints
 from .masking import padding_mask

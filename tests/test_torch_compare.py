@@ -5,7 +5,7 @@ import torch
 
 from annotated_transformer.model import make_model
 from annotated_transformer.torch_compare import TorchTransformer, torch_to_ours, training_flops
-from annotated_transformer.training import make_batch
+from annotated_transformer.batching import make_batch
 
 
 def test_torch_to_ours_computes_the_same_function():

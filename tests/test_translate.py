@@ -17,7 +17,8 @@ from annotated_transformer.masking import padding_mask
 from annotated_transformer.model import EncoderDecoder
 from annotated_transformer.torch_compare import TorchTransformer
 from annotated_transformer.train import train_main
-from annotated_transformer.training import DATA_BUILDERS, TrainConfig, build_model, load_model, make_batch
+from annotated_transformer.batching import make_batch
+from annotated_transformer.training import DATA_BUILDERS, TrainConfig, build_model, load_model
 from annotated_transformer.translate import Translator, score_translations
 
 FIX = Path(__file__).parent / "fixtures"

@@ -1,0 +1,125 @@
+"""Tests for annotated_transformer.batching (chapter 06b): the padded Batch for teacher forcing and the token-budget
+sampler (budget, coverage, determinism, exact resume, DDP shards)."""
+import random
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from annotated_transformer.batching import BOS, EOS, PAD, SOURCE_ALLOWANCE, TokenBatchSampler, make_batch
+from annotated_transformer.training import copy_task_pairs
+
+
+# ---- batches -------------------------------------------------------------------------------------
+def test_make_batch_shift_masks_and_counts():
+    b = make_batch([([5, 6, 7], [8, 9]), ([5], [8, 9, 10, 11])])
+    assert b.src.tolist() == [[5, 6, 7, EOS], [5, EOS, PAD, PAD]]
+    assert b.tgt_in.tolist() == [[BOS, 8, 9, PAD, PAD], [BOS, 8, 9, 10, 11]]
+    assert b.tgt_out.tolist() == [[8, 9, EOS, PAD, PAD], [8, 9, 10, 11, EOS]]
+    assert torch.equal(b.tgt_in[1, 1:], b.tgt_out[1, :-1])
+    assert b.src_mask.dtype == torch.bool and b.src_mask.tolist() == [[[True] * 4], [[True, True, False, False]]]
+    assert b.tgt_mask.shape == (2, 5, 5) and not b.tgt_mask[0, 0, 1]  # causal
+    assert not b.tgt_mask[0, 4, 3]  # padding key
+    assert b.ntokens == 8 and b.src_ntokens == 6
+    # empty sentences are allowed: the source is EOS, the labels are EOS
+    e = make_batch([([], [])])
+    assert e.src.tolist() == [[EOS]] and e.tgt_in.tolist() == [[BOS]] and e.tgt_out.tolist() == [[EOS]]
+
+
+def test_make_batch_errors():
+    with pytest.raises(ValueError, match="at least one sentence pair"):
+        make_batch([])
+    with pytest.raises(ValueError, match="pair 1 contains the padding id 0"):
+        make_batch([([5], [6]), ([5, 0, 7], [6])])
+    with pytest.raises(ValueError, match="three different ids"):
+        make_batch([([5], [6])], pad=0, bos=0, eos=2)
+    with pytest.raises(ValueError, match="non-negative"):
+        make_batch([([5, -3], [6])])
+
+
+# ---- token-budget batching -----------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(lengths=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), min_size=1, max_size=300),
+       max_tokens=st.integers(61, 2000), seed=st.integers(0, 10**6), epoch=st.integers(0, 3))
+def test_sampler_budget_and_coverage(lengths, max_tokens, seed, epoch):
+    pairs = [([3] * s, [4] * t) for s, t in lengths]
+    sampler = TokenBatchSampler(pairs, max_tokens, seed=seed)
+    plan = sampler.epoch_batches(epoch)
+    for idx in plan:  # padded target within the budget, padded source within SOURCE_ALLOWANCE times it
+        assert len(idx) * max(len(pairs[i][1]) + 1 for i in idx) <= max_tokens
+        assert len(idx) * max(len(pairs[i][0]) + 1 for i in idx) <= SOURCE_ALLOWANCE * max_tokens
+    assert sorted(i for idx in plan for i in idx) == list(range(len(pairs)))  # every pair exactly once
+    assert TokenBatchSampler(pairs, max_tokens, seed=seed).epoch_batches(epoch) == plan  # deterministic
+
+
+def test_sampler_order_depends_on_seed_and_epoch_and_groups_lengths():
+    rng = random.Random(0)
+    pairs = [([3] * rng.randint(1, 50), [3] * rng.randint(1, 50)) for _ in range(2000)]
+    s = TokenBatchSampler(pairs, 400, seed=0)
+    assert s.epoch_batches(0) != s.epoch_batches(1)
+    assert s.epoch_batches(0) != TokenBatchSampler(pairs, 400, seed=1).epoch_batches(0)
+    padded = sum(len(idx) * max(s.tgt_lens[i] for i in idx) for idx in s.epoch_batches(0))
+    assert sum(s.tgt_lens) / padded > 0.95  # grouping by length leaves little padding
+
+
+def test_sampler_budget_counts_target_tokens():
+    "Sources 1.5x as long as their targets (German -> English): the budget still fills with target tokens."
+    rng = random.Random(0)
+    pairs = [([3] * (3 * n // 2), [4] * n) for n in (rng.randint(5, 40) for _ in range(3000))]
+    s = TokenBatchSampler(pairs, 1000, seed=0)
+    plan = s.epoch_batches(0)
+    real_target = sum(s.tgt_lens) / len(plan)
+    assert real_target > 0.9 * 1000  # a budget on max(source, target) would give about 1000 / 1.5
+    assert all(len(idx) * max(s.tgt_lens[i] for i in idx) <= 1000 for idx in plan)
+
+
+def test_sampler_resumes_exactly_across_epochs():
+    pairs = copy_task_pairs(500, 11, 10, seed=0)
+    a = TokenBatchSampler(pairs, 100, seed=3)
+    stream = iter(a)
+    n = len(a.epoch_batches(0))
+    for _ in range(n - 3):
+        next(stream)
+    state = a.state_dict()
+    b = TokenBatchSampler(pairs, 100, seed=3)
+    b.load_state_dict(state)
+    expected = [next(stream) for _ in range(10)]  # crosses into epoch 1
+    assert a.epoch == 1
+    got = [batch for batch, _ in zip(iter(b), range(10))]
+    assert got == expected
+    with pytest.raises(ValueError, match="max_tokens=100, this one has 200"):
+        TokenBatchSampler(pairs, 200, seed=3).load_state_dict(state)
+
+
+def test_sampler_errors():
+    with pytest.raises(ValueError, match=r"pair 1 has a target of 31 tokens .* \(20 with max_tokens=20\)"):
+        TokenBatchSampler([([3], [3]), ([3], [3] * 30)], 20)
+    with pytest.raises(ValueError, match=r"pair 1 has a source of 41 tokens .* \(40 with max_tokens=20\)"):
+        TokenBatchSampler([([3], [3]), ([3] * 40, [3])], 20)
+    TokenBatchSampler([([3] * 39, [3])], 20)  # a source up to twice the budget is allowed
+    with pytest.raises(ValueError, match="positive integer"):
+        TokenBatchSampler([([3], [3])], 0)
+    with pytest.raises(ValueError, match="cannot be shared by 2 ranks"):
+        TokenBatchSampler([([3], [3] * 9), ([3], [3])], 10, num_shards=2)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sampler_gives_every_rank_a_pair(seed):
+    "With DDP the last, shortest batch of the length-sorted plan borrows pairs, within the budget, from the one before."
+    rng = random.Random(seed)
+    pairs = [([3] * rng.randint(1, 30), [3] * rng.randint(1, 30)) for _ in range(rng.randint(50, 300))]
+    for shards in (2, 4, 8):
+        try:
+            sampler = TokenBatchSampler(pairs, 256, seed=seed, num_shards=shards)
+        except ValueError as e:  # only when the longest pairs alone leave too few per batch
+            assert "cannot be shared" in str(e) and 256 // (max(len(t) for _, t in pairs) + 1) < 2 * shards
+            continue
+        for epoch in range(3):
+            plan = sampler.epoch_batches(epoch)
+            assert min(map(len, plan)) >= shards
+            assert sorted(i for idx in plan for i in idx) == list(range(len(pairs)))
+            for idx in plan:
+                assert len(idx) * max(sampler.tgt_lens[i] for i in idx) <= 256
+    tail = TokenBatchSampler([([3], [3] * 2)] * 4 + [([3], [3] * 3)], 12, num_shards=2, shuffle=False)
+    assert tail.epoch_batches(0) == [[0, 1, 2], [3, 4]]  # without borrowing: [[0, 1, 2, 3], [4]]
