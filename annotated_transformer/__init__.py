@@ -17,8 +17,8 @@ from .training import (LabelSmoothingLoss, NoamSchedule, TrainConfig, Trainer, c
                        pick_device, rate, register_data)
 from .checkpoint import load_checkpoint, save_checkpoint
 from .decoding import IncrementalDecoder, average_checkpoints, beam_search, greedy_decode, last_checkpoints
-from .data import (DataBundle, ParallelCorpus, Tokenizer, corpus_data, encode_pairs, load_corpus,
-                   train_tokenizer)
+from .data import ParallelCorpus, load_corpus
+from .subwords import DataBundle, Tokenizer, corpus_data, encode_pairs, train_tokenizer
 from .training import ARCHS, build_model
 from .torch_compare import TorchTransformer, torch_to_ours, training_flops
 from .translate import Translator, evaluate_translator, score_translations

@@ -28,7 +28,7 @@ from tqdm import tqdm
 from .batching import BOS, EOS, PAD, Batch, TokenBatchSampler, _check_special_ids, make_batch
 from .checkpoint import (_step_of, checkpoint_path, find_checkpoint, list_checkpoints, load_checkpoint,
                                               prune_checkpoints, rng_state, save_checkpoint, unwrap)
-from .data import DataBundle, corpus_data
+from .subwords import DataBundle, corpus_data
 from .masking import causal_mask
 from .model import make_model
 from .torch_compare import TorchTransformer

@@ -19,7 +19,8 @@ import torch
 
 from .batching import BOS, EOS, PAD
 from .cli import _one_line_warnings
-from .data import CORPUS_FILE, TOKENIZER_FILE, Tokenizer, join_cjk, load_corpus
+from .data import join_cjk, load_corpus
+from .subwords import CORPUS_FILE, TOKENIZER_FILE, Tokenizer
 from .checkpoint import find_checkpoint, load_checkpoint
 from .decoding import average_checkpoints, beam_search, greedy_decode, last_checkpoints
 from .masking import padding_mask

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 torch.set_num_threads(1)
 from annotated_transformer.training import TrainConfig, Trainer, build_model
-from annotated_transformer.data import corpus_data
+from annotated_transformer.subwords import corpus_data
 from annotated_transformer.multihead import MultiHeadAttention
 
 variant, seed = sys.argv[1], int(sys.argv[2])

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from annotated_transformer.data import encode_pairs, load_corpus, train_tokenizer
+from annotated_transformer.data import load_corpus
+from annotated_transformer.subwords import encode_pairs, train_tokenizer
 from annotated_transformer.model import make_model
 from annotated_transformer.training import Trainer, TrainConfig, model_config_from
 
@@ -89,5 +90,5 @@ def test_reference_loop_runs_and_records(tmp_path):
     assert result["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
     assert result["test_sentences"] == len((fixtures / "test.tsv").read_text(encoding="utf-8").splitlines())
     # its tokenizer follows the package's id layout, so that a package run can reuse it (--data-option tokenizer=)
-    from annotated_transformer.data import Tokenizer
+    from annotated_transformer.subwords import Tokenizer
     assert Tokenizer.load(out / "spm.model").vocab_size == 120

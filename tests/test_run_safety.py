@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from annotated_transformer.cli import main as cli
-from annotated_transformer.data import Tokenizer
+from annotated_transformer.subwords import Tokenizer
 from annotated_transformer.decoding import average_checkpoints
 from annotated_transformer.training import Trainer, TrainConfig, copy_task_pairs, load_model
 from annotated_transformer.checkpoint import (clear_run, list_checkpoints, load_checkpoint, prune_checkpoints,

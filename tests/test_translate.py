@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from annotated_transformer.cli import main as cli
-from annotated_transformer.data import (CORPUS_FILE, TOKENIZER_FILE, Tokenizer, corpus_data, load_corpus, normalize_text,
-                                        train_tokenizer)
+from annotated_transformer.data import load_corpus, normalize_text
+from annotated_transformer.subwords import CORPUS_FILE, TOKENIZER_FILE, Tokenizer, corpus_data, train_tokenizer
 from annotated_transformer.decoding import average_checkpoints, greedy_decode
 from annotated_transformer.masking import padding_mask
 from annotated_transformer.model import EncoderDecoder
