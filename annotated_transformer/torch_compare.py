@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import warnings
+from typing import Callable
 
 import torch
 import torch.nn as nn
 from torch import Tensor
+from torch.utils.flop_counter import FlopCounterMode
 
+from .multihead import keep_attention_weights
 from .model import Embeddings, EncoderDecoder, Generator, init_weights, make_model
 from .positional import PositionalEncoding
 
 # %% auto #0
-__all__ = ['PEAK_FLOPS', 'TorchTransformer', 'torch_to_ours', 'training_flops']
+__all__ = ['PEAK_FLOPS', 'TorchTransformer', 'torch_to_ours', 'training_flops', 'counted_step_flops']
 
 # %% ../nbs/10_torch_compare.ipynb #059ff81c
 class TorchTransformer(nn.Module):
@@ -130,8 +133,23 @@ def training_flops(
 ) -> float:
     "nanoGPT-style estimate of the FLOPs of one training step (forward + backward) of the encoder-decoder."
     d, N, d_ff, V = model_config["d_model"], model_config["N"], model_config["d_ff"], model_config["tgt_vocab"]
-    p_enc = N * (4 * d * d + 2 * d * d_ff)  # self-attention projections + feed-forward, per source token
-    p_dec = N * (8 * d * d + 2 * d * d_ff) + d * V  # two attentions + feed-forward + pre-softmax projection
+    # weights applied to every source position: the encoder layers, and each decoder layer's cross-attention
+    # W^K, W^V (they project the encoder's output); to every target position: the rest of the decoder
+    p_src = N * (4 * d * d + 2 * d * d_ff) + N * 2 * d * d
+    p_tgt = N * (6 * d * d + 2 * d * d_ff) + d * V  # self-attention, cross W^Q, W^O, feed-forward, pre-softmax
     # 6 FLOPs per weight per token + 12·d per (query, key) pair per layer
-    return 6 * (p_enc * src_tokens + p_dec * tgt_tokens) + 12 * N * d * (
+    return 6 * (p_src * src_tokens + p_tgt * tgt_tokens) + 12 * N * d * (
         src_tokens * src_len + tgt_tokens * tgt_len + tgt_tokens * src_len)
+
+# %% ../nbs/10_torch_compare.ipynb #ee8b3cbd
+def counted_step_flops(
+    model: EncoderDecoder,  # our model (its attention is run through the explicit path for the count)
+    batch,  # a Batch (chapter 06b)
+    criterion: Callable[[Tensor, Tensor], Tensor],  # e.g. LabelSmoothingLoss(..., reduction="sum")
+) -> int:
+    "FLOPs of one forward + backward pass on `batch`, as PyTorch's FlopCounterMode counts them."
+    with keep_attention_weights(model), FlopCounterMode(display=False) as counter:
+        log_probs = model.generator(model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask))
+        criterion(log_probs, batch.tgt_out).backward()
+    model.zero_grad(set_to_none=True)
+    return counter.get_total_flops()

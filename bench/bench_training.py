@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from annotated_transformer.model import make_model  # noqa: E402
 from annotated_transformer.positional import sinusoidal_encoding  # noqa: E402
-from annotated_transformer.torch_compare import PEAK_FLOPS, training_flops  # noqa: E402
+from annotated_transformer.torch_compare import PEAK_FLOPS, counted_step_flops, training_flops  # noqa: E402
 from annotated_transformer.batching import TokenBatchSampler, make_batch  # noqa: E402
 from annotated_transformer.training import LabelSmoothingLoss, autocast_context, make_optimizer  # noqa: E402
 
@@ -162,6 +162,16 @@ def main(argv=None):
 
     cursor = {k: 0 for k in models}
 
+    # the analytic FLOPs against PyTorch's FlopCounterMode on one real batch (our model, explicit attention)
+    first = batches[0]
+    B, S, T = first.src.size(0), first.src.size(1), first.tgt_in.size(1)
+    flop_check = {
+        "batch": {"pairs": B, "padded_src_len": S, "padded_tgt_len": T},
+        "flop_counter_mode": counted_step_flops(ours, first, LabelSmoothingLoss(c["vocab"], 0, 0.1, reduction="sum")),
+        "training_flops_padded_shapes": training_flops(model_config, B * S, B * T, S, T),
+        "training_flops_real_tokens": training_flops(model_config, first.src_ntokens, first.ntokens,
+                                                     first.src_ntokens / B, first.ntokens / B)}
+
     def run(name, n):
         tokens = flops = 0
         sync(device)
@@ -220,9 +230,12 @@ def main(argv=None):
                    "batches": len(batches), "mean_tokens_per_batch": round(statistics.mean(
                        b.ntokens + b.src_ntokens for b in batches), 1)},
         "results": results, "ratio": round(ratio, 3), "ratio_paired_median": round(paired, 3),
+        "flop_check": flop_check,
         "notes": ["ratio = median tokens/s of ours / median tokens/s of torch.nn.Transformer",
                   "nn.Transformer's final encoder/decoder LayerNorms replaced by Identity (paper's post-norm model)",
-                  "model_flops_per_s uses annotated_transformer.torch_compare.training_flops (nanoGPT-style estimate)"],
+                  "model_flops_per_s uses annotated_transformer.torch_compare.training_flops (nanoGPT-style estimate) "
+                  "on the real (non-padding) tokens; flop_check compares it with torch.utils.flop_counter."
+                  "FlopCounterMode on one real step"],
     }
     out = args.out or REPO / "bench" / "results" / f"training_{device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -230,6 +243,9 @@ def main(argv=None):
     print(f"ours {results['ours']['tokens_per_s_median']:,.0f} tok/s, torch.nn.Transformer "
           f"{results['torch_nn_transformer']['tokens_per_s_median']:,.0f} tok/s: ratio {ratio:.2f} "
           f"(paired median {paired:.2f}); written to {out}")
+    print(f"FLOPs of one step on batch 0: FlopCounterMode {flop_check['flop_counter_mode']:,}, training_flops on its "
+          f"padded shapes {flop_check['training_flops_padded_shapes']:,.0f}, on its real tokens "
+          f"{flop_check['training_flops_real_tokens']:,.0f}")
     if peak:
         print(f"MFU ours {results['ours']['mfu']:.1%}, torch.nn.Transformer {results['torch_nn_transformer']['mfu']:.1%}")
 

@@ -60,3 +60,19 @@ def test_training_flops_counts_the_weight_matrices():
     # no attention term when the lengths are 0: then FLOPs = 6 × (weights × tokens) with S = T
     assert training_flops(mc, 10, 10, 0, 0) == 6 * matrices * 10
     assert training_flops(mc, 10, 10, 5, 7) > training_flops(mc, 10, 10, 0, 0)
+
+
+@pytest.mark.parametrize("share, lengths", [(False, [(19, 11)] * 8), (True, [(3, 2), (7, 4), (19, 10), (12, 7)]),
+                                            (False, [(5, 30), (9, 14)])])
+def test_training_flops_equals_pytorchs_flop_counter(share, lengths):
+    "FlopCounterMode (PyTorch's) counts exactly what training_flops estimates, given the padded shapes."
+    from annotated_transformer.torch_compare import counted_step_flops
+    from annotated_transformer.training import LabelSmoothingLoss
+    torch.manual_seed(0)
+    mc = dict(src_vocab=300, tgt_vocab=300, N=2, d_model=32, d_ff=96, h=4, dropout=0.0, share_embeddings=share)
+    model = make_model(**mc)
+    b = make_batch([([5] * s, [6] * t) for s, t in lengths])
+    B, S, T = b.src.size(0), b.src.size(1), b.tgt_in.size(1)
+    counted = counted_step_flops(model, b, LabelSmoothingLoss(300, 0, 0.1, reduction="sum"))
+    assert counted == training_flops(mc, B * S, B * T, S, T)
+    assert all(p.grad is None for p in model.parameters())  # the count leaves no gradients behind
