@@ -23,6 +23,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
+from fastcore.basics import patch
 from tqdm import tqdm
 
 from .batching import BOS, EOS, PAD, Batch, TokenBatchSampler, _check_special_ids, make_batch
@@ -342,7 +343,7 @@ def build_model(
     raise ValueError(f"unknown arch {arch!r} in the model config: choose one of {', '.join(ARCHS)}")
 
 
-# %% ../nbs/07_training.ipynb #65978b5a
+# %% ../nbs/07_training.ipynb #223f65cb
 def _model_config_of(model: nn.Module) -> dict:
     "make_model arguments from `model.config` (a dataclass or dict), if the model carries one."
     config = getattr(unwrap(model), "config", None)
@@ -405,199 +406,220 @@ class Trainer:
         self.last_checkpoint: Path | None = None  # the newest checkpoint this trainer wrote (or resumed from)
         self._out_checked = False
 
-    # ---- one update -------------------------------------------------------------------------
-    def _micro_batch(self, indices: list[int]) -> Batch:
-        mine = indices[self.rank::self.world]  # this rank's share of the global batch
-        return make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos).to(self.device, non_blocking=True)
+# %% ../nbs/07_training.ipynb #892a018d
+@patch
+def _micro_batch(self: Trainer, indices: list[int]) -> Batch:
+    mine = indices[self.rank::self.world]  # this rank's share of the global batch
+    return make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos).to(self.device, non_blocking=True)
 
-    def train_step(self, batches: list[list[int]]) -> dict:
-        "One update on the global batch made of `batches` (lists of pair indices): returns its metrics."
-        start = time.perf_counter()
-        self.model.train()
-        # N: the labels of the whole global batch, known to every rank without communication
-        ntokens = sum(self.sampler.tgt_lens[i] for idx in batches for i in idx)
-        src_tokens = sum(self.sampler.src_lens[i] for idx in batches for i in idx)
-        sums = torch.zeros(2, dtype=torch.float64, device=self.device)
-        self.optimizer.zero_grad(set_to_none=True)
-        for m, indices in enumerate(batches):
-            batch = self._micro_batch(indices)
-            last = m == len(batches) - 1
-            sync = contextlib.nullcontext() if last or self.ddp is None else self.ddp.no_sync()
-            with sync:
-                with self.autocast():
-                    loss_sum, nll_sum = self.step_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask)
-                # backward of S·W/N: DDP's average over W ranks then gives the gradient of (Σ all losses)/N
-                (loss_sum * (self.world / ntokens)).backward()
-            sums += torch.stack([loss_sum.detach(), nll_sum.detach()]).double()
-        if self.world > 1:
-            dist.all_reduce(sums)
-        loss, nll = (sums / ntokens).tolist()
-        step = self.step + 1
-        if not math.isfinite(loss):
-            raise FloatingPointError(f"the loss became {loss} at step {step}: stopping before the update. "
-                                     "Try a smaller lr_factor, a longer warmup, or clip_norm.")
-        grad_norm = float(nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm or float("inf")))
-        if not math.isfinite(grad_norm):
-            raise FloatingPointError(f"the gradient norm became {grad_norm} at step {step}: stopping before the update.")
-        lr = self.optimizer.param_groups[0]["lr"]
-        self.optimizer.step()
-        self.scheduler.step()
-        self.step = step
-        return {"step": step, "epoch": self.sampler.epoch, "loss": loss, "nll": nll, "lr": lr, "grad_norm": grad_norm,
-                "tgt_tokens": ntokens, "src_tokens": src_tokens, "seconds": time.perf_counter() - start}
 
-    # ---- the loop ---------------------------------------------------------------------------
-    def next_batches(self) -> list[list[int]]:
-        "The sampler batches that make the next global batch."
-        if self._stream is None:
-            self._stream = iter(self.sampler)
-        return [next(self._stream) for _ in range(self.cfg.accum_steps)]
-
-    def fit(self, steps: int | None = None) -> list[dict]:
-        "Train until `steps` updates (default cfg.steps) have been made; returns the logged records."
-        steps = self.cfg.steps if steps is None else steps
-        self._check_out_dir()
-        first, last_saved, window = self.step, None, []
-        bar = tqdm(total=steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True,
-                   disable=not (self.cfg.progress and self.is_main))
-        try:
-            while self.step < steps:
-                window.append(self.train_step(self.next_batches()))
-                bar.update(1)
-                if self.step % self.cfg.log_every == 0 or self.step == steps:
-                    record = self._summarise(window)
-                    window = []
-                    self.log(record)
-                    bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}",
-                                    tok_s=f"{record['tokens_per_s']:.0f}")
-                if self.cfg.eval_every and self.dev_pairs and self.step % self.cfg.eval_every == 0:
-                    self.log(self.evaluate())
-                if self.cfg.checkpoint_every and self.step % self.cfg.checkpoint_every == 0:
-                    self.save()
-                    last_saved = self.step
-        finally:
-            bar.close()
-        if self.out_dir is not None and self.step > first and last_saved != self.step:
-            self.save()
-        return self.history
-
-    def _summarise(self, window: list[dict]) -> dict:
-        "Average the per-step records since the last log line (losses weighted by tokens)."
-        n = sum(r["tgt_tokens"] for r in window)
-        seconds = sum(r["seconds"] for r in window)
-        tokens = sum(r["tgt_tokens"] + r["src_tokens"] for r in window)
-        nll = sum(r["nll"] * r["tgt_tokens"] for r in window) / n
-        return {"step": self.step, "epoch": window[-1]["epoch"],
-                "loss": sum(r["loss"] * r["tgt_tokens"] for r in window) / n, "nll": nll,
-                "ppl": math.exp(min(nll, 50.0)), "lr": window[-1]["lr"],
-                "grad_norm": sum(r["grad_norm"] for r in window) / len(window),
-                "tokens_per_s": tokens / seconds, "tgt_tokens_per_s": n / seconds, "steps_per_s": len(window) / seconds}
-
-    def log(self, record: dict) -> None:
-        "Keep `record` in `history` and (rank 0, with out_dir) append it to OUT/metrics.jsonl."
-        self.history.append(record)
-        if self.is_main and self.on_log is not None:
-            self.on_log(record)
-        if self.is_main and self.out_dir is not None:
-            self.out_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.out_dir / "metrics.jsonl", "a", encoding="utf-8") as f:
-                f.write(json.dumps(record) + "\n")
-
-    @torch.no_grad()
-    def evaluate(self, pairs: Sequence | None = None) -> dict:
-        "Label-smoothed loss and NLL per token on held-out pairs (shared out between ranks)."
-        pairs = self.dev_pairs if pairs is None else pairs
-        self.model.eval()
-        sums = torch.zeros(3, dtype=torch.float64, device=self.device)
-        plan = TokenBatchSampler(pairs, self.cfg.max_tokens, shuffle=False).epoch_batches(0)
-        for indices in plan[self.rank::self.world]:
-            batch = make_batch([pairs[i] for i in indices], self.pad, self.bos, self.eos).to(self.device)
+@patch
+def train_step(self: Trainer, batches: list[list[int]]) -> dict:
+    "One update on the global batch made of `batches` (lists of pair indices): returns its metrics."
+    start = time.perf_counter()
+    self.model.train()
+    # N: the labels of the whole global batch, known to every rank without communication
+    ntokens = sum(self.sampler.tgt_lens[i] for idx in batches for i in idx)
+    src_tokens = sum(self.sampler.src_lens[i] for idx in batches for i in idx)
+    sums = torch.zeros(2, dtype=torch.float64, device=self.device)
+    self.optimizer.zero_grad(set_to_none=True)
+    for m, indices in enumerate(batches):
+        batch = self._micro_batch(indices)
+        last = m == len(batches) - 1
+        sync = contextlib.nullcontext() if last or self.ddp is None else self.ddp.no_sync()
+        with sync:
             with self.autocast():
-                loss, nll = self.loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask)
-            sums += torch.tensor([float(loss), float(nll), batch.ntokens], dtype=torch.float64, device=self.device)
-        if self.world > 1:
-            dist.all_reduce(sums)
-        self.model.train()
-        loss, nll, n = sums.tolist()
-        return {"step": self.step, "dev_loss": loss / n, "dev_nll": nll / n, "dev_ppl": math.exp(min(nll / n, 50.0))}
+                loss_sum, nll_sum = self.step_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask)
+            # backward of S·W/N: DDP's average over W ranks then gives the gradient of (Σ all losses)/N
+            (loss_sum * (self.world / ntokens)).backward()
+        sums += torch.stack([loss_sum.detach(), nll_sum.detach()]).double()
+    if self.world > 1:
+        dist.all_reduce(sums)
+    loss, nll = (sums / ntokens).tolist()
+    step = self.step + 1
+    if not math.isfinite(loss):
+        raise FloatingPointError(f"the loss became {loss} at step {step}: stopping before the update. "
+                                 "Try a smaller lr_factor, a longer warmup, or clip_norm.")
+    grad_norm = float(nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm or float("inf")))
+    if not math.isfinite(grad_norm):
+        raise FloatingPointError(f"the gradient norm became {grad_norm} at step {step}: stopping before the update.")
+    lr = self.optimizer.param_groups[0]["lr"]
+    self.optimizer.step()
+    self.scheduler.step()
+    self.step = step
+    return {"step": step, "epoch": self.sampler.epoch, "loss": loss, "nll": nll, "lr": lr, "grad_norm": grad_norm,
+            "tgt_tokens": ntokens, "src_tokens": src_tokens, "seconds": time.perf_counter() - start}
 
-    # ---- checkpoints ------------------------------------------------------------------------
-    def _all_rng_states(self) -> list[dict]:
-        if self.world == 1:
-            return [rng_state()]
-        states = [None] * self.world
-        dist.all_gather_object(states, rng_state())
-        return states
+# %% ../nbs/07_training.ipynb #5c5dcf86
+@patch
+def next_batches(self: Trainer) -> list[list[int]]:
+    "The sampler batches that make the next global batch."
+    if self._stream is None:
+        self._stream = iter(self.sampler)
+    return [next(self._stream) for _ in range(self.cfg.accum_steps)]
 
-    def save(self, path: str | Path | None = None) -> Path | None:
-        "Checkpoint the run (collective under DDP: call it on every rank; rank 0 writes)."
-        states = self._all_rng_states()
-        if not self.is_main or (path is None and self.out_dir is None):
-            return None
-        path = checkpoint_path(self.out_dir, self.step) if path is None else Path(path)
-        save_checkpoint(path, self.model, self.optimizer, self.scheduler, step=self.step, sampler=self.sampler,
-                        model_config=self.model_config, train_config=self.cfg.to_dict(), rng=states)
-        self.last_checkpoint = path
-        if path.parent == (self.out_dir / "checkpoints" if self.out_dir else None):
-            prune_checkpoints(self.out_dir, self.cfg.keep_last, upto=self.step)  # never a later step's file
-        return path
 
-    def load(self, path: str | Path) -> dict:
-        "Resume from a checkpoint: weights, optimizer, schedule, data position and RNG states."
-        path = find_checkpoint(path)
-        ckpt = load_checkpoint(path, self.model, self.optimizer, self.scheduler, self.sampler,
-                               restore_rng=True, rank=self.rank)
-        self.step, self._stream = int(ckpt["step"]), None
-        self.resumed_from = self.last_checkpoint = path
-        self.history = [r for r in self.history if r["step"] <= self.step]
-        if self.is_main and self.out_dir is not None:
-            self.rewind_metrics()
-        return ckpt
+@patch
+def fit(self: Trainer, steps: int | None = None) -> list[dict]:
+    "Train until `steps` updates (default cfg.steps) have been made; returns the logged records."
+    steps = self.cfg.steps if steps is None else steps
+    self._check_out_dir()
+    first, last_saved, window = self.step, None, []
+    bar = tqdm(total=steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True,
+               disable=not (self.cfg.progress and self.is_main))
+    try:
+        while self.step < steps:
+            window.append(self.train_step(self.next_batches()))
+            bar.update(1)
+            if self.step % self.cfg.log_every == 0 or self.step == steps:
+                record = self._summarise(window)
+                window = []
+                self.log(record)
+                bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}",
+                                tok_s=f"{record['tokens_per_s']:.0f}")
+            if self.cfg.eval_every and self.dev_pairs and self.step % self.cfg.eval_every == 0:
+                self.log(self.evaluate())
+            if self.cfg.checkpoint_every and self.step % self.cfg.checkpoint_every == 0:
+                self.save()
+                last_saved = self.step
+    finally:
+        bar.close()
+    if self.out_dir is not None and self.step > first and last_saved != self.step:
+        self.save()
+    return self.history
 
-    def rewind_metrics(self) -> list[dict]:
-        "Keep the records of OUT/metrics.jsonl up to `self.step` (rank 0); a torn last line is dropped with a warning."
-        metrics = self.out_dir / "metrics.jsonl"
-        if not metrics.exists():
-            return []
-        lines = metrics.read_bytes().split(b"\n")
-        if lines[-1] == b"":
-            lines.pop()  # the file ends with a newline, as it should
-        kept, records = [], []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
+
+@patch
+def _summarise(self: Trainer, window: list[dict]) -> dict:
+    "Average the per-step records since the last log line (losses weighted by tokens)."
+    n = sum(r["tgt_tokens"] for r in window)
+    seconds = sum(r["seconds"] for r in window)
+    tokens = sum(r["tgt_tokens"] + r["src_tokens"] for r in window)
+    nll = sum(r["nll"] * r["tgt_tokens"] for r in window) / n
+    return {"step": self.step, "epoch": window[-1]["epoch"],
+            "loss": sum(r["loss"] * r["tgt_tokens"] for r in window) / n, "nll": nll,
+            "ppl": math.exp(min(nll, 50.0)), "lr": window[-1]["lr"],
+            "grad_norm": sum(r["grad_norm"] for r in window) / len(window),
+            "tokens_per_s": tokens / seconds, "tgt_tokens_per_s": n / seconds, "steps_per_s": len(window) / seconds}
+
+
+@patch
+def log(self: Trainer, record: dict) -> None:
+    "Keep `record` in `history` and (rank 0, with out_dir) append it to OUT/metrics.jsonl."
+    self.history.append(record)
+    if self.is_main and self.on_log is not None:
+        self.on_log(record)
+    if self.is_main and self.out_dir is not None:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.out_dir / "metrics.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
+# %% ../nbs/07_training.ipynb #4a9f395b
+@patch
+@torch.no_grad()
+def evaluate(self: Trainer, pairs: Sequence | None = None) -> dict:
+    "Label-smoothed loss and NLL per token on held-out pairs (shared out between ranks)."
+    pairs = self.dev_pairs if pairs is None else pairs
+    self.model.eval()
+    sums = torch.zeros(3, dtype=torch.float64, device=self.device)
+    plan = TokenBatchSampler(pairs, self.cfg.max_tokens, shuffle=False).epoch_batches(0)
+    for indices in plan[self.rank::self.world]:
+        batch = make_batch([pairs[i] for i in indices], self.pad, self.bos, self.eos).to(self.device)
+        with self.autocast():
+            loss, nll = self.loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask)
+        sums += torch.tensor([float(loss), float(nll), batch.ntokens], dtype=torch.float64, device=self.device)
+    if self.world > 1:
+        dist.all_reduce(sums)
+    self.model.train()
+    loss, nll, n = sums.tolist()
+    return {"step": self.step, "dev_loss": loss / n, "dev_nll": nll / n, "dev_ppl": math.exp(min(nll / n, 50.0))}
+
+# %% ../nbs/07_training.ipynb #f6e6e071
+@patch
+def _all_rng_states(self: Trainer) -> list[dict]:
+    if self.world == 1:
+        return [rng_state()]
+    states = [None] * self.world
+    dist.all_gather_object(states, rng_state())
+    return states
+
+
+@patch
+def save(self: Trainer, path: str | Path | None = None) -> Path | None:
+    "Checkpoint the run (collective under DDP: call it on every rank; rank 0 writes)."
+    states = self._all_rng_states()
+    if not self.is_main or (path is None and self.out_dir is None):
+        return None
+    path = checkpoint_path(self.out_dir, self.step) if path is None else Path(path)
+    save_checkpoint(path, self.model, self.optimizer, self.scheduler, step=self.step, sampler=self.sampler,
+                    model_config=self.model_config, train_config=self.cfg.to_dict(), rng=states)
+    self.last_checkpoint = path
+    if path.parent == (self.out_dir / "checkpoints" if self.out_dir else None):
+        prune_checkpoints(self.out_dir, self.cfg.keep_last, upto=self.step)  # never a later step's file
+    return path
+
+
+@patch
+def load(self: Trainer, path: str | Path) -> dict:
+    "Resume from a checkpoint: weights, optimizer, schedule, data position and RNG states."
+    path = find_checkpoint(path)
+    ckpt = load_checkpoint(path, self.model, self.optimizer, self.scheduler, self.sampler,
+                           restore_rng=True, rank=self.rank)
+    self.step, self._stream = int(ckpt["step"]), None
+    self.resumed_from = self.last_checkpoint = path
+    self.history = [r for r in self.history if r["step"] <= self.step]
+    if self.is_main and self.out_dir is not None:
+        self.rewind_metrics()
+    return ckpt
+
+# %% ../nbs/07_training.ipynb #144f15d0
+@patch
+def rewind_metrics(self: Trainer) -> list[dict]:
+    "Keep the records of OUT/metrics.jsonl up to `self.step` (rank 0); a torn last line is dropped with a warning."
+    metrics = self.out_dir / "metrics.jsonl"
+    if not metrics.exists():
+        return []
+    lines = metrics.read_bytes().split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the file ends with a newline, as it should
+    kept, records = [], []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"))
+            if not isinstance(record, dict) or not isinstance(record.get("step"), int):
+                raise ValueError("no step number")
+        except ValueError as e:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+            if number == len(lines):  # the write of the last record was cut short (power loss, full disk)
+                warnings.warn(f"{metrics}: line {number} is incomplete (a write cut short?): dropped it")
                 continue
-            try:
-                record = json.loads(line.decode("utf-8"))
-                if not isinstance(record, dict) or not isinstance(record.get("step"), int):
-                    raise ValueError("no step number")
-            except ValueError as e:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
-                if number == len(lines):  # the write of the last record was cut short (power loss, full disk)
-                    warnings.warn(f"{metrics}: line {number} is incomplete (a write cut short?): dropped it")
-                    continue
-                raise ValueError(f"{metrics}: line {number} is not a metrics record ({e}): fix or delete that "
-                                 "line, then resume again") from None
-            if record["step"] <= self.step:  # lines logged after the checkpoint are logged again
-                kept.append(line)
-                records.append(record)
-        tmp = metrics.with_name(f".{metrics.name}.tmp")
-        tmp.write_bytes(b"".join(line + b"\n" for line in kept))
-        os.replace(tmp, metrics)
-        return records
+            raise ValueError(f"{metrics}: line {number} is not a metrics record ({e}): fix or delete that "
+                             "line, then resume again") from None
+        if record["step"] <= self.step:  # lines logged after the checkpoint are logged again
+            kept.append(line)
+            records.append(record)
+    tmp = metrics.with_name(f".{metrics.name}.tmp")
+    tmp.write_bytes(b"".join(line + b"\n" for line in kept))
+    os.replace(tmp, metrics)
+    return records
 
-    def _check_out_dir(self) -> None:
-        "Before the first update (rank 0): out_dir must not hold another run's metrics or checkpoints."
-        if self._out_checked or self.out_dir is None or not self.is_main:
-            return
-        later = [p for p in list_checkpoints(self.out_dir / "checkpoints") if (_step_of(p) or 0) > self.step]
-        if self.resumed_from is None and self.step == 0:
-            metrics = self.out_dir / "metrics.jsonl"
-            if later or (metrics.exists() and metrics.stat().st_size > 0):
-                raise ValueError(f"{self.out_dir} already holds a run (metrics.jsonl or checkpoints): load() its "
-                                 "newest checkpoint to continue it, or train into another directory")
-        elif later:
-            raise ValueError(f"{self.out_dir} has checkpoints after step {self.step} (the newest: {later[-1].name}): "
-                             "continuing from here would replace them")
-        self._out_checked = True
+
+@patch
+def _check_out_dir(self: Trainer) -> None:
+    "Before the first update (rank 0): out_dir must not hold another run's metrics or checkpoints."
+    if self._out_checked or self.out_dir is None or not self.is_main:
+        return
+    later = [p for p in list_checkpoints(self.out_dir / "checkpoints") if (_step_of(p) or 0) > self.step]
+    if self.resumed_from is None and self.step == 0:
+        metrics = self.out_dir / "metrics.jsonl"
+        if later or (metrics.exists() and metrics.stat().st_size > 0):
+            raise ValueError(f"{self.out_dir} already holds a run (metrics.jsonl or checkpoints): load() its "
+                             "newest checkpoint to continue it, or train into another directory")
+    elif later:
+        raise ValueError(f"{self.out_dir} has checkpoints after step {self.step} (the newest: {later[-1].name}): "
+                         "continuing from here would replace them")
+    self._out_checked = True
 
 # %% ../nbs/07_training.ipynb #04a3b671
 def init_distributed(
