@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import torch
+from fastcore.basics import patch
 from torch import Tensor
 
 from .masking import padding_mask, target_mask
@@ -73,7 +74,7 @@ def make_batch(
     return Batch(src, tgt_in, tgt_out, padding_mask(src, pad), target_mask(tgt_in, pad),
                  ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
 
-# %% ../nbs/06b_batches.ipynb #2fcfdea6
+# %% ../nbs/06b_batches.ipynb #665bfd55
 SOURCE_ALLOWANCE = 2  # a batch's padded source may be up to this many times max_tokens
 
 
@@ -105,70 +106,84 @@ class TokenBatchSampler:
         self._cache: tuple[int, list[list[int]]] | None = None
         self.epoch_batches(0)  # fail now, not mid-training, if the budget cannot be shared by num_shards ranks
 
-    def epoch_batches(self, epoch: int) -> list[list[int]]:
-        "The batches (lists of pair indices) of `epoch`, in the order they are used."
-        if self._cache is not None and self._cache[0] == epoch:
-            return self._cache[1]
-        rng = random.Random(f"TokenBatchSampler:{self.seed}:{epoch}")  # local: leaves the global RNG alone
-        order = list(range(len(self.src_lens)))
-        if self.shuffle:
-            rng.shuffle(order)
-        order.sort(key=lambda i: (self.tgt_lens[i], self.src_lens[i]))  # stable: ties keep the random order
-        batches, current, longest_tgt, longest_src = [], [], 0, 0
-        for i in order:
-            t, s = max(longest_tgt, self.tgt_lens[i]), max(longest_src, self.src_lens[i])
-            # close the batch if its padded target (or, far longer, source) would exceed the budget
-            if current and not self._fits(len(current) + 1, t, s):
-                batches.append(current)
-                current, t, s = [], self.tgt_lens[i], self.src_lens[i]
-            current.append(i)
-            longest_tgt, longest_src = t, s
-        batches.append(current)
-        self._fill_last(batches)
-        if self.shuffle:
-            rng.shuffle(batches)
-        if self.num_shards > 1 and (small := min(map(len, batches))) < self.num_shards:
-            raise ValueError(f"a batch of {small} pairs cannot be shared by {self.num_shards} ranks: "
-                             f"raise max_tokens (now {self.max_tokens}) or filter out long pairs")
-        self._cache = (epoch, batches)
-        return batches
+# %% ../nbs/06b_batches.ipynb #a7b4b430
+@patch
+def epoch_batches(self: TokenBatchSampler, epoch: int) -> list[list[int]]:
+    "The batches (lists of pair indices) of `epoch`, in the order they are used."
+    if self._cache is not None and self._cache[0] == epoch:
+        return self._cache[1]
+    rng = random.Random(f"TokenBatchSampler:{self.seed}:{epoch}")  # local: leaves the global RNG alone
+    order = list(range(len(self.src_lens)))
+    if self.shuffle:
+        rng.shuffle(order)
+    order.sort(key=lambda i: (self.tgt_lens[i], self.src_lens[i]))  # stable: ties keep the random order
+    batches, current, longest_tgt, longest_src = [], [], 0, 0
+    for i in order:
+        t, s = max(longest_tgt, self.tgt_lens[i]), max(longest_src, self.src_lens[i])
+        # close the batch if its padded target (or, far longer, source) would exceed the budget
+        if current and not self._fits(len(current) + 1, t, s):
+            batches.append(current)
+            current, t, s = [], self.tgt_lens[i], self.src_lens[i]
+        current.append(i)
+        longest_tgt, longest_src = t, s
+    batches.append(current)
+    self._fill_last(batches)
+    if self.shuffle:
+        rng.shuffle(batches)
+    if self.num_shards > 1 and (small := min(map(len, batches))) < self.num_shards:
+        raise ValueError(f"a batch of {small} pairs cannot be shared by {self.num_shards} ranks: "
+                         f"raise max_tokens (now {self.max_tokens}) or filter out long pairs")
+    self._cache = (epoch, batches)
+    return batches
 
-    def _fits(self, pairs: int, longest_tgt: int, longest_src: int) -> bool:
-        "Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget (source: SOURCE_ALLOWANCE ×)."
-        return pairs * max(longest_tgt, longest_src / SOURCE_ALLOWANCE) <= self.max_tokens
 
-    def _fill_last(self, batches: list[list[int]]) -> None:
-        "With DDP, give the last (shortest) batch pairs of the one before, if it has fewer pairs than ranks."
-        last, before = batches[-1], batches[-2] if len(batches) > 1 else []
-        need = self.num_shards - len(last)
-        if need <= 0 or len(before) - need < self.num_shards:
-            return
-        moved = before[-need:]  # the longest pairs of `before`, still no longer than any in `last`
-        grown = moved + last
-        if self._fits(len(grown), max(self.tgt_lens[i] for i in grown), max(self.src_lens[i] for i in grown)):
-            del before[-need:]
-            last[:0] = moved
+@patch
+def _fits(self: TokenBatchSampler, pairs: int, longest_tgt: int, longest_src: int) -> bool:
+    "Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget (source: SOURCE_ALLOWANCE ×)."
+    return pairs * max(longest_tgt, longest_src / SOURCE_ALLOWANCE) <= self.max_tokens
 
-    def __len__(self) -> int:
-        "Number of batches in the current epoch."
-        return len(self.epoch_batches(self.epoch))
 
-    def __iter__(self) -> Iterator[list[int]]:
-        "Yield batches forever, epoch after epoch, starting at the saved (epoch, position)."
-        while True:
-            batches = self.epoch_batches(self.epoch)
-            while self.position < len(batches):
-                self.position += 1  # count the batch as used before handing it out
-                yield batches[self.position - 1]
-            self.epoch, self.position = self.epoch + 1, 0
+@patch
+def _fill_last(self: TokenBatchSampler, batches: list[list[int]]) -> None:
+    "With DDP, give the last (shortest) batch pairs of the one before, if it has fewer pairs than ranks."
+    last, before = batches[-1], batches[-2] if len(batches) > 1 else []
+    need = self.num_shards - len(last)
+    if need <= 0 or len(before) - need < self.num_shards:
+        return
+    moved = before[-need:]  # the longest pairs of `before`, still no longer than any in `last`
+    grown = moved + last
+    if self._fits(len(grown), max(self.tgt_lens[i] for i in grown), max(self.src_lens[i] for i in grown)):
+        del before[-need:]
+        last[:0] = moved
 
-    def state_dict(self) -> dict:
-        return {"epoch": self.epoch, "position": self.position, "seed": self.seed,
-                "max_tokens": self.max_tokens, "num_pairs": len(self.src_lens)}
+# %% ../nbs/06b_batches.ipynb #b8a86751
+@patch
+def __len__(self: TokenBatchSampler) -> int:
+    "Number of batches in the current epoch."
+    return len(self.epoch_batches(self.epoch))
 
-    def load_state_dict(self, state: dict) -> None:
-        for key in ("seed", "max_tokens", "num_pairs"):
-            mine = self.state_dict()[key]
-            if state[key] != mine:
-                raise ValueError(f"cannot resume: the checkpoint's sampler has {key}={state[key]}, this one has {mine}")
-        self.epoch, self.position = int(state["epoch"]), int(state["position"])
+
+@patch
+def __iter__(self: TokenBatchSampler) -> Iterator[list[int]]:
+    "Yield batches forever, epoch after epoch, starting at the saved (epoch, position)."
+    while True:
+        batches = self.epoch_batches(self.epoch)
+        while self.position < len(batches):
+            self.position += 1  # count the batch as used before handing it out
+            yield batches[self.position - 1]
+        self.epoch, self.position = self.epoch + 1, 0
+
+
+@patch
+def state_dict(self: TokenBatchSampler) -> dict:
+    return {"epoch": self.epoch, "position": self.position, "seed": self.seed,
+            "max_tokens": self.max_tokens, "num_pairs": len(self.src_lens)}
+
+
+@patch
+def load_state_dict(self: TokenBatchSampler, state: dict) -> None:
+    for key in ("seed", "max_tokens", "num_pairs"):
+        mine = self.state_dict()[key]
+        if state[key] != mine:
+            raise ValueError(f"cannot resume: the checkpoint's sampler has {key}={state[key]}, this one has {mine}")
+    self.epoch, self.position = int(state["epoch"]), int(state["position"])

@@ -18,7 +18,7 @@ ALLOWED = {  # module: the package modules it may import
     "decoding": {"checkpoint", "masking", "model", "multihead", "positional"},
     "data": set(),
     "subwords": {"batching", "data"},
-    "torch_compare": {"model", "positional"},
+    "torch_compare": {"model", "multihead", "positional"},
     "training": {"batching", "checkpoint", "masking", "model", "subwords", "torch_compare"},
     "translate": {"batching", "checkpoint", "cli", "data", "decoding", "masking", "model", "multihead", "subwords", "torch_compare", "training"},
     "train": {"checkpoint", "cli", "training"},
