@@ -10,8 +10,6 @@ __all__ = ['check_token_ids', 'Embeddings', 'EncoderLayer', 'DecoderLayer', 'clo
 # %% ../nbs/06_model.ipynb #8d3aef5a
 import copy
 import math
-import numbers
-import operator
 from dataclasses import dataclass
 
 import torch
@@ -21,7 +19,8 @@ from torch import Tensor, nn
 from .attention import check_mask
 from .multihead import KVCache, MultiHeadAttention
 from .positional import PositionalEncoding
-from .sublayers import AddAndNorm, PositionwiseFeedForward
+from .masking import _check_int
+from .sublayers import AddAndNorm, PositionwiseFeedForward, _check_dropout
 
 # %% ../nbs/06_model.ipynb #354bd3ad
 def check_token_ids(
@@ -290,19 +289,11 @@ class TransformerConfig:
     max_len: int = 5000  # longest sequence: rows of the positional-encoding table
 
     def __post_init__(self):
-        for name in ("src_vocab", "tgt_vocab", "N", "d_model", "d_ff", "h", "max_len"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-            if value <= 0:
-                raise ValueError(f"{name} must be positive, got {value}")
-            object.__setattr__(self, name, operator.index(value))  # numpy ints -> int
+        for name in ("src_vocab", "tgt_vocab", "N", "d_model", "d_ff", "h", "max_len"):  # numpy ints -> int
+            object.__setattr__(self, name, _check_int(getattr(self, name), name, minimum=1))
         if self.d_model % self.h:
             raise ValueError(f"d_model={self.d_model} is not divisible by h={self.h}")
-        if isinstance(self.dropout, bool) or not isinstance(self.dropout, numbers.Real):
-            raise TypeError(f"dropout must be a float, got {self.dropout!r}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        object.__setattr__(self, "dropout", _check_dropout(self.dropout))
         for name in ("share_embeddings", "norm_first"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")

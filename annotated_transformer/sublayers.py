@@ -8,24 +8,19 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
+from .masking import _check_int  # the book's one integer validator (chapter 02)
+
 # %% auto #0
 __all__ = ['AddAndNorm', 'PositionwiseFeedForward']
 
 # %% ../nbs/05_sublayers.ipynb #33949e8d
-def _check_positive_int(name: str, value) -> None:
-    "Raise unless `value` is an int >= 1 (bools are rejected too)."
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {name}={value}")
-
-
-def _check_dropout(p) -> None:
-    "Raise unless `p` is a probability in [0, 1) (p = 1 would drop everything)."
+def _check_dropout(p) -> float:
+    "`p` as a float, if it is a probability in [0, 1) (p = 1 would drop everything); the book's one dropout check."
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise TypeError(f"dropout must be a float in [0, 1), got {type(p).__name__} {p!r}")
     if not 0 <= p < 1:
-        raise ValueError(f"dropout must be in [0, 1), got dropout={p}")
+        raise ValueError(f"dropout must be in [0, 1), got {p}")
+    return float(p)
 
 # %% ../nbs/05_sublayers.ipynb #873289d6
 class AddAndNorm(nn.Module):
@@ -37,7 +32,7 @@ class AddAndNorm(nn.Module):
                  norm_first: bool = False,  # False: LN(x + F(x)) (§3.1); True: x + F(LN(x))
                  eps: float = 1e-5):  # added to the variance inside LayerNorm's square root
         super().__init__()
-        _check_positive_int("d_model", d_model)
+        _check_int(d_model, "d_model", minimum=1)
         _check_dropout(dropout)
         self.d_model, self.norm_first = d_model, norm_first
         self.norm = nn.LayerNorm(d_model, eps=eps)
@@ -76,8 +71,8 @@ class PositionwiseFeedForward(nn.Module):
                  d_ff: int,  # inner width (2048 in the paper)
                  dropout: float = 0.1):  # on the hidden ReLU activations (as PyTorch; not in the paper)
         super().__init__()
-        _check_positive_int("d_model", d_model)
-        _check_positive_int("d_ff", d_ff)
+        _check_int(d_model, "d_model", minimum=1)
+        _check_int(d_ff, "d_ff", minimum=1)
         _check_dropout(dropout)
         self.w_1 = nn.Linear(d_model, d_ff)  # weight (d_ff, d_model) = W_1 transposed, bias b_1
         self.w_2 = nn.Linear(d_ff, d_model)  # weight (d_model, d_ff) = W_2 transposed, bias b_2

@@ -11,7 +11,7 @@ ALLOWED = {  # module: the package modules it may import
     "masking": set(),
     "multihead": {"attention", "masking"},
     "positional": {"masking"},
-    "sublayers": set(),
+    "sublayers": {"masking"},
     "model": {"attention", "masking", "multihead", "positional", "sublayers"},
     "batching": {"masking"},
     "checkpoint": set(),

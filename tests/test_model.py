@@ -424,9 +424,9 @@ def test_embeddings_scale_by_sqrt_d_model():
 
 @pytest.mark.parametrize("kwargs,exc,match", [
     (dict(d_model=500), ValueError, r"d_model=500 is not divisible by h=8"),
-    (dict(N=0), ValueError, r"N must be positive, got 0"),
-    (dict(d_ff=-1), ValueError, r"d_ff must be positive, got -1"),
-    (dict(max_len=0), ValueError, r"max_len must be positive"),
+    (dict(N=0), ValueError, r"N must be >= 1, got 0"),
+    (dict(d_ff=-1), ValueError, r"d_ff must be >= 1, got -1"),
+    (dict(max_len=0), ValueError, r"max_len must be >= 1"),
     (dict(dropout=1.0), ValueError, r"dropout must be in \[0, 1\), got 1.0"),
     (dict(dropout=-0.1), ValueError, r"dropout must be in \[0, 1\)"),
     (dict(d_model=512.0), TypeError, r"d_model must be an int"),
