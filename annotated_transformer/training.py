@@ -210,7 +210,7 @@ class Seq2SeqLoss(nn.Module):
         nll = F.nll_loss(log_probs.flatten(0, 1), tgt_out.flatten(), ignore_index=self.criterion.pad_idx, reduction="sum")
         return loss, nll
 
-# %% ../nbs/07_training.ipynb #0324f3dd
+# %% ../nbs/07_training.ipynb #6c223cde
 def _opt(default, help: str):
     "A dataclass field with a default and a help text (shown by `annotated-transformer train --help`)."
     if isinstance(default, dict):
@@ -267,53 +267,57 @@ class TrainConfig:
     progress: bool = _opt(True, "show a tqdm progress bar (off: print a line per log record)")
     threads: int = _opt(0, "CPU threads for PyTorch (0 = PyTorch's default)")
 
-    def validate(self) -> TrainConfig:
-        "Check types and ranges; raise ValueError naming the first problem. Returns self."
-        hints = {f.name: f.type for f in dataclasses.fields(self)}
-        for name, kind in hints.items():
-            value = getattr(self, name)
-            ok = {"int": isinstance(value, int) and not isinstance(value, bool),
-                  "float": isinstance(value, (int, float)) and not isinstance(value, bool),
-                  "bool": isinstance(value, bool), "str": isinstance(value, str), "dict": isinstance(value, dict)}[kind]
-            if not ok:
-                raise ValueError(f"{name} must be of type {kind}, got {value!r}")
-        if self.threads < 0:
-            raise ValueError(f"threads={self.threads} must be >= 0")
-        positive = ["layers", "d_model", "heads", "d_ff", "warmup", "max_tokens", "accum_steps", "log_every", "max_len"]
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
-        for name in ["steps", "eval_every", "checkpoint_every", "keep_last", "clip_norm"]:
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name}={getattr(self, name)} must be >= 0")
-        if self.d_model % self.heads:
-            raise ValueError(f"d_model={self.d_model} is not divisible by heads={self.heads}")
-        for name in ["dropout", "label_smoothing", "adam_beta1", "adam_beta2"]:
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"{name}={getattr(self, name)} must be in [0, 1)")
-        if self.lr_factor <= 0 or self.adam_eps <= 0:
-            raise ValueError(f"lr_factor and adam_eps must be > 0, got {self.lr_factor} and {self.adam_eps}")
-        if self.arch not in ARCHS:
-            raise ValueError(f"arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
-        if self.amp not in ("auto", "bf16", "off"):
-            raise ValueError(f"amp must be auto, bf16 or off, got {self.amp!r}")
-        if self.copy_vocab < 4 or self.copy_len < 1 or self.copy_train_size < 1 or self.copy_dev_size < 0:
-            raise ValueError("copy task needs copy_vocab >= 4 (PAD, BOS, EOS + symbols), copy_len >= 1, "
-                             "copy_train_size >= 1, copy_dev_size >= 0")
-        return self
+# %% ../nbs/07_training.ipynb #1ef30ee6
+@patch
+def validate(self: TrainConfig) -> TrainConfig:
+    "Check types and ranges; raise ValueError naming the first problem. Returns self."
+    hints = {f.name: f.type for f in dataclasses.fields(self)}
+    for name, kind in hints.items():
+        value = getattr(self, name)
+        ok = {"int": isinstance(value, int) and not isinstance(value, bool),
+              "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+              "bool": isinstance(value, bool), "str": isinstance(value, str), "dict": isinstance(value, dict)}[kind]
+        if not ok:
+            raise ValueError(f"{name} must be of type {kind}, got {value!r}")
+    if self.threads < 0:
+        raise ValueError(f"threads={self.threads} must be >= 0")
+    positive = ["layers", "d_model", "heads", "d_ff", "warmup", "max_tokens", "accum_steps", "log_every", "max_len"]
+    for name in positive:
+        if getattr(self, name) < 1:
+            raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
+    for name in ["steps", "eval_every", "checkpoint_every", "keep_last", "clip_norm"]:
+        if getattr(self, name) < 0:
+            raise ValueError(f"{name}={getattr(self, name)} must be >= 0")
+    if self.d_model % self.heads:
+        raise ValueError(f"d_model={self.d_model} is not divisible by heads={self.heads}")
+    for name in ["dropout", "label_smoothing", "adam_beta1", "adam_beta2"]:
+        if not 0.0 <= getattr(self, name) < 1.0:
+            raise ValueError(f"{name}={getattr(self, name)} must be in [0, 1)")
+    if self.lr_factor <= 0 or self.adam_eps <= 0:
+        raise ValueError(f"lr_factor and adam_eps must be > 0, got {self.lr_factor} and {self.adam_eps}")
+    if self.arch not in ARCHS:
+        raise ValueError(f"arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
+    if self.amp not in ("auto", "bf16", "off"):
+        raise ValueError(f"amp must be auto, bf16 or off, got {self.amp!r}")
+    if self.copy_vocab < 4 or self.copy_len < 1 or self.copy_train_size < 1 or self.copy_dev_size < 0:
+        raise ValueError("copy task needs copy_vocab >= 4 (PAD, BOS, EOS + symbols), copy_len >= 1, "
+                         "copy_train_size >= 1, copy_dev_size >= 0")
+    return self
 
-    @classmethod
-    def from_dict(cls, values: dict, source: str = "config") -> TrainConfig:
-        "A validated config from a dict; unknown keys are errors (with a suggestion)."
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in values:
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=1)
-                raise ValueError(f"unknown key {key!r} in {source}" + (f"; did you mean {close[0]!r}?" if close else ""))
-        return cls(**values).validate()
+@patch(cls_method=True)
+def from_dict(cls: TrainConfig, values: dict, source: str = "config") -> TrainConfig:
+    "A validated config from a dict; unknown keys are errors (with a suggestion)."
+    names = [f.name for f in dataclasses.fields(cls)]
+    for key in values:
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1)
+            raise ValueError(f"unknown key {key!r} in {source}" + (f"; did you mean {close[0]!r}?" if close else ""))
+    return cls(**values).validate()
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+@patch
+def to_dict(self: TrainConfig) -> dict:
+    "The settings as a plain dict (what config.json and checkpoints store)."
+    return dataclasses.asdict(self)
 
 # %% ../nbs/07_training.ipynb #61c79b89
 def model_config_from(cfg: TrainConfig, src_vocab: int, tgt_vocab: int) -> dict:
@@ -343,7 +347,7 @@ def build_model(
     raise ValueError(f"unknown arch {arch!r} in the model config: choose one of {', '.join(ARCHS)}")
 
 
-# %% ../nbs/07_training.ipynb #223f65cb
+# %% ../nbs/07_training.ipynb #6a048c94
 def _model_config_of(model: nn.Module) -> dict:
     "make_model arguments from `model.config` (a dataclass or dict), if the model carries one."
     config = getattr(unwrap(model), "config", None)
@@ -406,7 +410,7 @@ class Trainer:
         self.last_checkpoint: Path | None = None  # the newest checkpoint this trainer wrote (or resumed from)
         self._out_checked = False
 
-# %% ../nbs/07_training.ipynb #892a018d
+# %% ../nbs/07_training.ipynb #4e720a62
 @patch
 def _micro_batch(self: Trainer, indices: list[int]) -> Batch:
     mine = indices[self.rank::self.world]  # this rank's share of the global batch
@@ -450,7 +454,7 @@ def train_step(self: Trainer, batches: list[list[int]]) -> dict:
     return {"step": step, "epoch": self.sampler.epoch, "loss": loss, "nll": nll, "lr": lr, "grad_norm": grad_norm,
             "tgt_tokens": ntokens, "src_tokens": src_tokens, "seconds": time.perf_counter() - start}
 
-# %% ../nbs/07_training.ipynb #5c5dcf86
+# %% ../nbs/07_training.ipynb #875b38b0
 @patch
 def next_batches(self: Trainer) -> list[list[int]]:
     "The sampler batches that make the next global batch."
@@ -514,7 +518,7 @@ def log(self: Trainer, record: dict) -> None:
         with open(self.out_dir / "metrics.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
-# %% ../nbs/07_training.ipynb #4a9f395b
+# %% ../nbs/07_training.ipynb #1716ffc5
 @patch
 @torch.no_grad()
 def evaluate(self: Trainer, pairs: Sequence | None = None) -> dict:
@@ -534,7 +538,7 @@ def evaluate(self: Trainer, pairs: Sequence | None = None) -> dict:
     loss, nll, n = sums.tolist()
     return {"step": self.step, "dev_loss": loss / n, "dev_nll": nll / n, "dev_ppl": math.exp(min(nll / n, 50.0))}
 
-# %% ../nbs/07_training.ipynb #f6e6e071
+# %% ../nbs/07_training.ipynb #95e7931a
 @patch
 def _all_rng_states(self: Trainer) -> list[dict]:
     if self.world == 1:
@@ -572,7 +576,7 @@ def load(self: Trainer, path: str | Path) -> dict:
         self.rewind_metrics()
     return ckpt
 
-# %% ../nbs/07_training.ipynb #144f15d0
+# %% ../nbs/07_training.ipynb #305d44df
 @patch
 def rewind_metrics(self: Trainer) -> list[dict]:
     "Keep the records of OUT/metrics.jsonl up to `self.step` (rank 0); a torn last line is dropped with a warning."
