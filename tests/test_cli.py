@@ -2,7 +2,6 @@
 (annotated_transformer.train.train_main), end to end on CPU."""
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import torch
 from annotated_transformer import cli
 from annotated_transformer.training import Trainer, TrainConfig, load_model
 from annotated_transformer.checkpoint import list_checkpoints, load_checkpoint
+from conftest import subprocess_env
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = ["--data", "copy", "--layers", "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--warmup", "10",
@@ -21,10 +21,7 @@ TINY = ["--data", "copy", "--layers", "1", "--d-model", "16", "--heads", "2", "-
         "--threads", "1"]
 
 
-def env():
-    e = dict(os.environ, OMP_NUM_THREADS="1")
-    e["PYTHONPATH"] = os.pathsep.join([str(REPO), e.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return e
+env = subprocess_env  # (tests/conftest.py)
 
 
 def metrics(out: Path) -> list[dict]:

@@ -11,7 +11,6 @@
 import copy
 import itertools
 import os
-import warnings
 
 import pytest
 import torch

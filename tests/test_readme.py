@@ -6,15 +6,13 @@ so the README cannot drift away from what works. Commands run as printed, in a t
 `REDUCED` says what is changed and why (only the number of steps, the amount of data scored, the device and
 the number of processes)."""
 import json
-import os
 import re
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import subprocess_env
 from markdown_it import MarkdownIt
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,11 +70,7 @@ COMMANDS = {
 }
 
 
-def env() -> dict:
-    e = dict(os.environ, OMP_NUM_THREADS="1")
-    e["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), e.get("PATH", "")])  # the venv's scripts
-    e["PYTHONPATH"] = os.pathsep.join([str(REPO), e.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return e
+env = subprocess_env  # (tests/conftest.py)
 
 
 def readme_command(start: str) -> str:

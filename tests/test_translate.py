@@ -257,3 +257,38 @@ def test_unknown_split_and_other_usage_errors(run, tmp_path, capsys):
         Translator(run).translate("Guten Morgen.")
     with pytest.raises(ValueError, match="needs a run directory"):
         Translator(run / "checkpoints" / "step_000020.pt", avg=2)
+
+
+# ---- the recipes printed in chapter 09b ------------------------------------------------------------------------
+def _printed_recipe(variable: str) -> list[str]:
+    "`annotated-transformer train` arguments of chapter 09b's recorded runs, with the corpus options in `variable`."
+    import ast
+    import re
+    import shlex
+    nb = json.loads((Path(__file__).parents[1] / "nbs" / "09b_translate.ipynb").read_text(encoding="utf-8"))
+    cell = next("".join(c["source"]) for c in nb["cells"] if "!annotated-transformer train --data corpus {data}" in
+                "".join(c["source"]))
+    strings = {m.group(1): ast.literal_eval(m.group(2))  # NAME = "..." or NAME = ("..." "...")
+               for m in re.finditer(r'^(\w+) = (\(.*?\)|"[^"\n]*")$', cell, flags=re.M | re.S)}
+    assert "!annotated-transformer train --data corpus {data} {recipe} --out {run}" in cell
+    return ["--data", "corpus", *shlex.split(strings[variable]), *shlex.split(strings["recipe"])]
+
+
+def test_printed_chinese_recipe_reads_the_manythings_file():
+    "Chapter 09b's zh-en command, run on a file in manythings.org's layout (english, chinese, attribution)."
+    from annotated_transformer.subwords import _BUILDER_OPTIONS
+    from annotated_transformer.train import build_parser, resolve_config
+    fixture = FIX / "eng_cmn_manythings.tsv"
+    argv = [a.replace("spec=tsv:cmn.txt", f"spec=tsv:{fixture}") for a in _printed_recipe("tatoeba")]
+    assert any(a == f"spec=tsv:{fixture}" for a in argv)  # the printed command names cmn.txt
+    cfg, _ = resolve_config(build_parser().parse_args(argv))
+    options = {k: v for k, v in cfg.data_options.items() if k not in _BUILDER_OPTIONS}
+    corpus = load_corpus(cfg.data_options["spec"], **options)
+    rows = [line.split("\t") for line in fixture.read_text(encoding="utf-8").splitlines()]
+    english_of = {zh: en for en, zh, _ in rows}
+    pairs = corpus.train + corpus.dev + corpus.test
+    assert len(pairs) == len(rows) and (corpus.src_lang, corpus.tgt_lang) == ("zh", "en")
+    for source, target in pairs:  # the Chinese is the source, its own English the target
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in source) and english_of[source] == target
+    bible = resolve_config(build_parser().parse_args(_printed_recipe("bible")))[0]
+    assert bible.data_options["spec"] == "bible:de-en" and (bible.steps, bible.max_tokens) == (1000, 4000)
