@@ -74,7 +74,7 @@ def make_batch(
     return Batch(src, tgt_in, tgt_out, padding_mask(src, pad), target_mask(tgt_in, pad),
                  ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
 
-# %% ../nbs/06b_batches.ipynb #665bfd55
+# %% ../nbs/06b_batches.ipynb #97891314
 SOURCE_ALLOWANCE = 2  # a batch's padded source may be up to this many times max_tokens
 
 
@@ -106,7 +106,7 @@ class TokenBatchSampler:
         self._cache: tuple[int, list[list[int]]] | None = None
         self.epoch_batches(0)  # fail now, not mid-training, if the budget cannot be shared by num_shards ranks
 
-# %% ../nbs/06b_batches.ipynb #a7b4b430
+# %% ../nbs/06b_batches.ipynb #eb605728
 @patch
 def epoch_batches(self: TokenBatchSampler, epoch: int) -> list[list[int]]:
     "The batches (lists of pair indices) of `epoch`, in the order they are used."
@@ -156,7 +156,7 @@ def _fill_last(self: TokenBatchSampler, batches: list[list[int]]) -> None:
         del before[-need:]
         last[:0] = moved
 
-# %% ../nbs/06b_batches.ipynb #b8a86751
+# %% ../nbs/06b_batches.ipynb #85c40561
 @patch
 def __len__(self: TokenBatchSampler) -> int:
     "Number of batches in the current epoch."

@@ -141,7 +141,7 @@ def training_flops(
     return 6 * (p_src * src_tokens + p_tgt * tgt_tokens) + 12 * N * d * (
         src_tokens * src_len + tgt_tokens * tgt_len + tgt_tokens * src_len)
 
-# %% ../nbs/10_torch_compare.ipynb #ee8b3cbd
+# %% ../nbs/10_torch_compare.ipynb #68846d11
 def counted_step_flops(
     model: EncoderDecoder,  # our model (its attention is run through the explicit path for the count)
     batch,  # a Batch (chapter 06b)
