@@ -6,6 +6,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import torch
+from fastcore.basics import patch
 from torch import Tensor, nn
 
 from .attention import attention, check_mask, fused_attention
@@ -58,7 +59,7 @@ class KVCache:
         else:
             self._k, self._v = self._k.index_select(0, index), self._v.index_select(0, index)
 
-# %% ../nbs/03_multihead.ipynb #c2f1d031
+# %% ../nbs/03_multihead.ipynb #d3085df5
 class MultiHeadAttention(nn.Module):
     "Multi-head attention (§3.2.2): h scaled dot-product attentions on learned projections, concatenated."
 
@@ -95,55 +96,58 @@ class MultiHeadAttention(nn.Module):
     def dropout_p(self, p: float) -> None:
         self.dropout.p = p
 
-    def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
-        for name, t in [("query", query), ("key", key), ("value", value)]:
-            if t.dim() != 3:
-                raise ValueError(f"{name} must be 3-D (batch, seq, d_model), got shape {tuple(t.shape)}")
-            if t.size(-1) != self.d_model:
-                raise ValueError(f"{name} has last dimension {t.size(-1)}, expected d_model={self.d_model}")
-        if not query.size(0) == key.size(0) == value.size(0):
-            raise ValueError(f"query, key and value must have the same batch size, "
-                             f"got {query.size(0)}, {key.size(0)} and {value.size(0)}")
-        if key.size(1) != value.size(1):
-            raise ValueError(f"key and value must have the same length, got {key.size(1)} and {value.size(1)}")
+# %% ../nbs/03_multihead.ipynb #03aedc2f
+@patch
+def _check_inputs(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor) -> None:
+    for name, t in [("query", query), ("key", key), ("value", value)]:
+        if t.dim() != 3:
+            raise ValueError(f"{name} must be 3-D (batch, seq, d_model), got shape {tuple(t.shape)}")
+        if t.size(-1) != self.d_model:
+            raise ValueError(f"{name} has last dimension {t.size(-1)}, expected d_model={self.d_model}")
+    if not query.size(0) == key.size(0) == value.size(0):
+        raise ValueError(f"query, key and value must have the same batch size, "
+                         f"got {query.size(0)}, {key.size(0)} and {value.size(0)}")
+    if key.size(1) != value.size(1):
+        raise ValueError(f"key and value must have the same length, got {key.size(1)} and {value.size(1)}")
 
-    def forward(
-        self,
-        query: Tensor,  # (batch, n_queries, d_model): the sequence that asks
-        key: Tensor,  # (batch, n_keys, d_model): the sequence that is looked at
-        value: Tensor,  # (batch, n_keys, d_model): what is returned (usually the same tensor as `key`)
-        mask: Tensor | None = None,  # bool, True = may attend: (batch, 1|n_queries, n_keys), (n_queries, n_keys) or (batch, h|1, n_queries, n_keys)
-        cache: KVCache | None = None,  # decoding (chapter 08): keys/values kept from earlier calls; n_keys counts them
-    ) -> Tensor:  # (batch, n_queries, d_model)
-        self._check_inputs(query, key, value)
-        b, n = query.size(0), query.size(1)
-        # Q W_i^Q, K W_i^K, V W_i^V for every head i: (b, len, d_model) -> (b, len, h, d_k) -> (b, h, len, d_k)
-        q = self.w_q(query).view(b, n, self.h, self.d_k).transpose(1, 2)
-        if cache is not None and cache.fixed and cache.length:  # memory keys/values: projected at the first step
-            k, v = cache.keys, cache.values
-        else:
-            m = key.size(1)
-            k = self.w_k(key).view(b, m, self.h, self.d_k).transpose(1, 2)
-            v = self.w_v(value).view(b, m, self.h, self.d_k).transpose(1, 2)
-            if cache is not None:  # the new positions' keys/values join those of the earlier steps
-                k, v = cache.update(k, v)
-        m = k.size(2)
-        if mask is not None:
-            if isinstance(mask, Tensor) and mask.dim() == 3:
-                check_mask(mask, (b, n, m))
-                mask = mask.unsqueeze(1)  # (batch, 1|n, m) -> (batch, 1, 1|n, m): the same for every head
-            check_mask(mask, (b, self.h, n, m))
-        # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_k)
-        if self.keep_weights:
-            x, weights = attention(q, k, v, mask, dropout=self.dropout)
-            self.attn = weights.detach()
-        else:
-            x = fused_attention(q, k, v, mask, dropout_p=self.dropout.p if self.training else 0.0)
-            self.attn = None
-        # Concat(head_1, ..., head_h): (b, h, n, d_k) -> (b, n, h, d_k) -> (b, n, d_model)
-        x = x.transpose(1, 2).reshape(b, n, self.d_model)
-        # MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
-        return self.w_o(x)
+@patch
+def forward(
+    self: MultiHeadAttention,
+    query: Tensor,  # (batch, n_queries, d_model): the sequence that asks
+    key: Tensor,  # (batch, n_keys, d_model): the sequence that is looked at
+    value: Tensor,  # (batch, n_keys, d_model): what is returned (usually the same tensor as `key`)
+    mask: Tensor | None = None,  # bool, True = may attend: (batch, 1|n_queries, n_keys), (n_queries, n_keys) or (batch, h|1, n_queries, n_keys)
+    cache: KVCache | None = None,  # decoding (chapter 08): keys/values kept from earlier calls; n_keys counts them
+) -> Tensor:  # (batch, n_queries, d_model)
+    self._check_inputs(query, key, value)
+    b, n = query.size(0), query.size(1)
+    # Q W_i^Q, K W_i^K, V W_i^V for every head i: (b, len, d_model) -> (b, len, h, d_k) -> (b, h, len, d_k)
+    q = self.w_q(query).view(b, n, self.h, self.d_k).transpose(1, 2)
+    if cache is not None and cache.fixed and cache.length:  # memory keys/values: projected at the first step
+        k, v = cache.keys, cache.values
+    else:
+        m = key.size(1)
+        k = self.w_k(key).view(b, m, self.h, self.d_k).transpose(1, 2)
+        v = self.w_v(value).view(b, m, self.h, self.d_k).transpose(1, 2)
+        if cache is not None:  # the new positions' keys/values join those of the earlier steps
+            k, v = cache.update(k, v)
+    m = k.size(2)
+    if mask is not None:
+        if isinstance(mask, Tensor) and mask.dim() == 3:
+            check_mask(mask, (b, n, m))
+            mask = mask.unsqueeze(1)  # (batch, 1|n, m) -> (batch, 1, 1|n, m): the same for every head
+        check_mask(mask, (b, self.h, n, m))
+    # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_k)
+    if self.keep_weights:
+        x, weights = attention(q, k, v, mask, dropout=self.dropout)
+        self.attn = weights.detach()
+    else:
+        x = fused_attention(q, k, v, mask, dropout_p=self.dropout.p if self.training else 0.0)
+        self.attn = None
+    # Concat(head_1, ..., head_h): (b, h, n, d_k) -> (b, n, h, d_k) -> (b, n, d_model)
+    x = x.transpose(1, 2).reshape(b, n, self.d_model)
+    # MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
+    return self.w_o(x)
 
 # %% ../nbs/03_multihead.ipynb #4287e5ea
 @contextmanager
