@@ -210,7 +210,7 @@ class Seq2SeqLoss(nn.Module):
         nll = F.nll_loss(log_probs.flatten(0, 1), tgt_out.flatten(), ignore_index=self.criterion.pad_idx, reduction="sum")
         return loss, nll
 
-# %% ../nbs/07_training.ipynb #6c223cde
+# %% ../nbs/07_training.ipynb #6241a89c
 def _opt(default, help: str):
     "A dataclass field with a default and a help text (shown by `annotated-transformer train --help`)."
     if isinstance(default, dict):
@@ -267,7 +267,7 @@ class TrainConfig:
     progress: bool = _opt(True, "show a tqdm progress bar (off: print a line per log record)")
     threads: int = _opt(0, "CPU threads for PyTorch (0 = PyTorch's default)")
 
-# %% ../nbs/07_training.ipynb #1ef30ee6
+# %% ../nbs/07_training.ipynb #3dd7c698
 @patch
 def validate(self: TrainConfig) -> TrainConfig:
     "Check types and ranges; raise ValueError naming the first problem. Returns self."
