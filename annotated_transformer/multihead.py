@@ -59,7 +59,7 @@ class KVCache:
         else:
             self._k, self._v = self._k.index_select(0, index), self._v.index_select(0, index)
 
-# %% ../nbs/03_multihead.ipynb #d3085df5
+# %% ../nbs/03_multihead.ipynb #f995504b
 class MultiHeadAttention(nn.Module):
     "Multi-head attention (§3.2.2): h scaled dot-product attentions on learned projections, concatenated."
 
@@ -96,7 +96,7 @@ class MultiHeadAttention(nn.Module):
     def dropout_p(self, p: float) -> None:
         self.dropout.p = p
 
-# %% ../nbs/03_multihead.ipynb #03aedc2f
+# %% ../nbs/03_multihead.ipynb #fcd213c8
 @patch
 def _check_inputs(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor) -> None:
     for name, t in [("query", query), ("key", key), ("value", value)]:
