@@ -14,7 +14,7 @@ import torch
 from fastcore.basics import patch
 from torch import Tensor
 
-from .masking import padding_mask, target_mask
+from .masking import _check_int, padding_mask, target_mask
 
 # %% auto #0
 __all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'Batch', 'make_batch', 'TokenBatchSampler']
@@ -53,13 +53,15 @@ def make_batch(
     pad: int = PAD,  # padding id
     bos: int = BOS,  # beginning-of-sentence id (first decoder input)
     eos: int = EOS,  # end-of-sentence id (ends every source and every label sequence)
+    pad_to_multiple: int = 1,  # round both padded lengths up to a multiple of this (fewer shapes for torch.compile)
 ) -> Batch:
     "Pad `pairs` into a `Batch`: `src` = ids+EOS, `tgt_in` = BOS+ids, `tgt_out` = ids+EOS, plus masks."
     if len(pairs) == 0:
         raise ValueError("make_batch needs at least one sentence pair")
     _check_special_ids(pad, bos, eos)
-    S = 1 + max(len(s) for s, _ in pairs)
-    T = 1 + max(len(t) for _, t in pairs)
+    m = _check_int(pad_to_multiple, "pad_to_multiple", minimum=1)
+    S = -(-(1 + max(len(s) for s, _ in pairs)) // m) * m  # ceil to a multiple of m
+    T = -(-(1 + max(len(t) for _, t in pairs)) // m) * m
     src = torch.tensor([[*s, eos] + [pad] * (S - 1 - len(s)) for s, _ in pairs], dtype=torch.long)
     tgt_in = torch.tensor([[bos, *t] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long)
     tgt_out = torch.tensor([[*t, eos] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long)

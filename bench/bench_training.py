@@ -74,8 +74,8 @@ class TorchTransformer(nn.Module):
         return torch.log_softmax(self.proj(out), dim=-1)
 
 
-def synthetic_batches(vocab, max_tokens, n_pairs, seed):
-    "Random token-id pairs with lengths 8..48, grouped by length under the token budget."
+def synthetic_batches(vocab, max_tokens, n_pairs, seed, bucket=1):
+    "Random token-id pairs with lengths 8..48, grouped by length under the token budget, lengths padded to `bucket`."
     rng = random.Random(seed)
     pairs = []
     for _ in range(n_pairs):
@@ -83,7 +83,7 @@ def synthetic_batches(vocab, max_tokens, n_pairs, seed):
         t = max(4, min(48, s + rng.randint(-4, 4)))
         pairs.append(([rng.randrange(3, vocab) for _ in range(s)], [rng.randrange(3, vocab) for _ in range(t)]))
     plan = TokenBatchSampler(pairs, max_tokens, seed=seed).epoch_batches(0)
-    return [make_batch([pairs[i] for i in idx]) for idx in plan]
+    return [make_batch([pairs[i] for i in idx], pad_to_multiple=bucket) for idx in plan]
 
 
 def make_step(name, model, d_model, vocab, device, amp):
@@ -138,6 +138,8 @@ def main(argv=None):
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--amp", default="auto", help="auto (bf16 on CUDA), bf16, off")
     p.add_argument("--compile", action="store_true", help="torch.compile both models")
+    p.add_argument("--bucket", type=int, default=1, metavar="K",
+                   help="pad every batch's lengths up to a multiple of K: fewer distinct shapes (default: 1, none)")
     p.add_argument("--out", type=Path, help="results file (default: bench/results/training_<device>.json)")
     args = p.parse_args(argv)
 
@@ -157,7 +159,8 @@ def main(argv=None):
     if args.compile:
         models = {k: torch.compile(m) for k, m in models.items()}
     steps = {k: make_step(k, m, c["d_model"], c["vocab"], device, args.amp) for k, m in models.items()}
-    batches = [b.to(device) for b in synthetic_batches(c["vocab"], c["max_tokens"], 4000, seed=0)]
+    batches = [b.to(device) for b in synthetic_batches(c["vocab"], c["max_tokens"], 4000, seed=0,
+                                                                   bucket=args.bucket)]
     model_config = dict(src_vocab=c["vocab"], tgt_vocab=c["vocab"], N=c["N"], d_model=c["d_model"], d_ff=c["d_ff"])
 
     cursor = {k: 0 for k in models}
@@ -226,6 +229,8 @@ def main(argv=None):
         "threads": torch.get_num_threads(), "torch": torch.__version__, "python": platform.python_version(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "config": {**c, "size": size, "dropout": args.dropout, "amp": args.amp, "compile": args.compile,
+                   "bucket": args.bucket,
+                   "distinct_shapes": len({(tuple(b.src.shape), tuple(b.tgt_in.shape)) for b in batches}),
                    "rounds": args.rounds, "steps_per_round": args.steps, "warmup_steps": args.warmup,
                    "batches": len(batches), "mean_tokens_per_batch": round(statistics.mean(
                        b.ntokens + b.src_ntokens for b in batches), 1)},

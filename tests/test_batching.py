@@ -123,3 +123,22 @@ def test_sampler_gives_every_rank_a_pair(seed):
                 assert len(idx) * max(sampler.tgt_lens[i] for i in idx) <= 256
     tail = TokenBatchSampler([([3], [3] * 2)] * 4 + [([3], [3] * 3)], 12, num_shards=2, shuffle=False)
     assert tail.epoch_batches(0) == [[0, 1, 2], [3, 4]]  # without borrowing: [[0, 1, 2, 3], [4]]
+
+
+@pytest.mark.parametrize("multiple", [1, 8, 16])
+def test_pad_to_multiple_changes_shapes_not_results(multiple):
+    "Extra padding is masked: a model's log-probabilities at the real positions do not change."
+    from annotated_transformer.model import make_model
+    torch.manual_seed(0)
+    model = make_model(20, 20, N=1, d_model=16, d_ff=32, h=2, dropout=0.0).eval()
+    pairs = [([5, 6, 7, 9], [8, 9]), ([5], [8, 9, 10, 11, 12]), ([4, 4, 4, 4, 4, 4, 4], [6])]
+    plain, padded = make_batch(pairs), make_batch(pairs, pad_to_multiple=multiple)
+    assert padded.src.size(1) % multiple == 0 and padded.tgt_in.size(1) % multiple == 0
+    assert (padded.ntokens, padded.src_ntokens) == (plain.ntokens, plain.src_ntokens)
+    with torch.no_grad():
+        a = model.generator(model(plain.src, plain.tgt_in, plain.src_mask, plain.tgt_mask))
+        b = model.generator(model(padded.src, padded.tgt_in, padded.src_mask, padded.tgt_mask))
+    real = plain.tgt_out != PAD
+    torch.testing.assert_close(b[:, :a.size(1)][real], a[real])
+    with pytest.raises(ValueError, match="pad_to_multiple must be >= 1"):
+        make_batch(pairs, pad_to_multiple=0)
