@@ -12,19 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from fastcore.basics import patch
 from torch import Tensor, nn
 
+from .checkpoint import atomic_torch_save, safe_torch_load
 from .masking import _check_int, causal_mask
 from .model import DecoderLayer, EncoderDecoder
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEncoding, PositionalEncoding
-from .checkpoint import atomic_torch_save, safe_torch_load
 
 # %% auto #0
 __all__ = ['IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search',
            'average_checkpoints', 'last_checkpoints']
 
-# %% ../nbs/08_decoding.ipynb #5b7cdc2c
+# %% ../nbs/08_decoding.ipynb #6335f796
 def _split_target_embedding(model: EncoderDecoder) -> tuple[nn.Module, nn.Module]:
     "model.tgt_embed as (token embedding, positional encoding with an `offset` argument)."
     emb = getattr(model, "tgt_embed", None)
@@ -59,42 +60,45 @@ class IncrementalDecoder:
         else:
             self.prefix = torch.empty((memory.size(0), 0), dtype=torch.long, device=memory.device)
 
-    def step(
-        self,
-        tokens: Tensor,  # (rows,) long: each row's token at position `self.length`
-    ) -> Tensor:  # (rows, tgt_vocab): log p(next token | tokens so far, source)
-        "Feed one token per row; return the log-probabilities of the token after it."
-        if self.use_cache:
-            # Emb(y_t) * sqrt(d_model) + PE(t)
-            x = self.position(self.embed(tokens.unsqueeze(1)), offset=self.length)
-            for layer, cache in zip(self.model.decoder.layers, self.caches):
-                x = layer(x, self.memory, self.src_mask, None, cache=cache)
-            state = self.model.decoder.norm(x[:, -1])  # the final LayerNorm of pre-norm; nn.Identity in post-norm
-        else:
-            self.prefix = torch.cat([self.prefix, tokens.unsqueeze(1)], dim=1)
-            t = self.prefix.size(1)
-            states = self.model.decode(self.memory, self.src_mask, self.prefix, causal_mask(t, device=tokens.device))
-            state = states[:, -1]
-        self.length += 1
-        return self.model.generator(state)
+# %% ../nbs/08_decoding.ipynb #8b1e6e86
+@patch
+def step(
+    self: IncrementalDecoder,
+    tokens: Tensor,  # (rows,) long: each row's token at position `self.length`
+) -> Tensor:  # (rows, tgt_vocab): log p(next token | tokens so far, source)
+    "Feed one token per row; return the log-probabilities of the token after it."
+    if self.use_cache:
+        # Emb(y_t) * sqrt(d_model) + PE(t)
+        x = self.position(self.embed(tokens.unsqueeze(1)), offset=self.length)
+        for layer, cache in zip(self.model.decoder.layers, self.caches):
+            x = layer(x, self.memory, self.src_mask, None, cache=cache)
+        state = self.model.decoder.norm(x[:, -1])  # the final LayerNorm of pre-norm; nn.Identity in post-norm
+    else:
+        self.prefix = torch.cat([self.prefix, tokens.unsqueeze(1)], dim=1)
+        t = self.prefix.size(1)
+        states = self.model.decode(self.memory, self.src_mask, self.prefix, causal_mask(t, device=tokens.device))
+        state = states[:, -1]
+    self.length += 1
+    return self.model.generator(state)
 
-    def reorder(
-        self,
-        index: Tensor,  # (new_rows,) long: new row r continues old row index[r]
-        memory: bool = True,  # False: every row keeps its sentence (reordering inside beams): skip the memory
-    ) -> None:
-        "Keep the rows `index`, in that order."
-        if self.use_cache:
-            for self_cache, memory_cache in self.caches:
-                self_cache.reorder(index)
-                if memory:
-                    memory_cache.reorder(index)
-        else:
-            self.prefix = self.prefix.index_select(0, index)
-        if memory:
-            self.memory = self.memory.index_select(0, index)
-            if self.src_mask is not None:
-                self.src_mask = self.src_mask.index_select(0, index)
+@patch
+def reorder(
+    self: IncrementalDecoder,
+    index: Tensor,  # (new_rows,) long: new row r continues old row index[r]
+    memory: bool = True,  # False: every row keeps its sentence (reordering inside beams): skip the memory
+) -> None:
+    "Keep the rows `index`, in that order."
+    if self.use_cache:
+        for self_cache, memory_cache in self.caches:
+            self_cache.reorder(index)
+            if memory:
+                memory_cache.reorder(index)
+    else:
+        self.prefix = self.prefix.index_select(0, index)
+    if memory:
+        self.memory = self.memory.index_select(0, index)
+        if self.src_mask is not None:
+            self.src_mask = self.src_mask.index_select(0, index)
 
 # %% ../nbs/08_decoding.ipynb #11261abb
 @contextlib.contextmanager
