@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 import torch
+from fastcore.basics import patch
 
 from .batching import BOS, EOS, PAD
 from .cli import _one_line_warnings
@@ -66,7 +67,7 @@ def _load_weights(path: Path, avg: int) -> tuple[dict, dict, list[Path]]:
         raise ValueError(f"{ckpts[-1]} holds no model_config: it cannot be rebuilt")
     return ckpt["model_config"], state, ckpts
 
-# %% ../nbs/09b_translate.ipynb #6da9acf2
+# %% ../nbs/09b_translate.ipynb #d71f6a66
 class Translator:
     "A trained model and its tokenizer: sentences in, translations out (greedy or beam search, batched by length)."
 
@@ -109,95 +110,105 @@ class Translator:
         self.model_config = config
         self.use_cache = isinstance(self.model, EncoderDecoder)  # the KV cache of chapter 8 knows our layers only
 
-    def prepare(self, text: str) -> str:
-        "The source text as the training data saw it (e.g. without word-segmentation spaces in Chinese)."
-        if self.corpus.get("load_options", {}).get("join_cjk"):
-            text = join_cjk(text)
-        return text.strip()
+# %% ../nbs/09b_translate.ipynb #6c02a372
+@patch
+def prepare(self: Translator, text: str) -> str:
+    "The source text as the training data saw it (e.g. without word-segmentation spaces in Chinese)."
+    if self.corpus.get("load_options", {}).get("join_cjk"):
+        text = join_cjk(text)
+    return text.strip()
 
-    def _batches(self, order: list[int], lengths: list[int], batch_size: int, max_tokens: int):
-        "Consecutive runs of `order` (sorted by length) with <= batch_size sentences and <= max_tokens padded tokens."
-        batch = []
-        for i in order:
-            if batch and (len(batch) + 1 > batch_size or (len(batch) + 1) * (lengths[i] + 1) > max_tokens):
-                yield batch
-                batch = []
-            batch.append(i)
-        if batch:
+
+@patch
+def _batches(self: Translator, order: list[int], lengths: list[int], batch_size: int, max_tokens: int):
+    "Consecutive runs of `order` (sorted by length) with <= batch_size sentences and <= max_tokens padded tokens."
+    batch = []
+    for i in order:
+        if batch and (len(batch) + 1 > batch_size or (len(batch) + 1) * (lengths[i] + 1) > max_tokens):
             yield batch
+            batch = []
+        batch.append(i)
+    if batch:
+        yield batch
 
-    @torch.no_grad()
-    def translate(
-        self,
-        sentences: Sequence[str],  # source sentences; an empty one is translated as an empty string
-        beam_size: int = 4,  # k of beam search (§6.1: 4)
-        length_penalty: float = 0.6,  # α of beam search (§6.1: 0.6)
-        greedy: bool = False,  # greedy decoding instead of beam search
-        batch_size: int = 64,  # most sentences decoded together
-        max_tokens: int = 6000,  # most padded source tokens per batch (beam search multiplies them by k)
-    ) -> list[str]:  # detokenized translations, in the order of `sentences`
-        "Translate `sentences`: encode, sort by length, decode in batches, detokenize, restore the order."
-        if isinstance(sentences, str):
-            raise TypeError("translate expects a list of sentences; for one sentence write translate([sentence])")
-        if batch_size < 1 or max_tokens < 1:
-            raise ValueError(f"batch_size and max_tokens must be >= 1, got {batch_size} and {max_tokens}")
-        ids = [self.tokenizer.encode(t) if (t := self.prepare(s)) else [] for s in sentences]
-        out = [""] * len(ids)
-        order = sorted((i for i in range(len(ids)) if ids[i]), key=lambda i: len(ids[i]))
-        budget = max_tokens if greedy else max(1, max_tokens // beam_size)
-        for chunk in self._batches(order, [len(x) for x in ids], batch_size, budget):
-            width = 1 + max(len(ids[i]) for i in chunk)
-            # each source: its subword ids, then EOS, then PAD (as in training, chapter 7's make_batch)
-            src = torch.tensor([ids[i] + [EOS] + [PAD] * (width - 1 - len(ids[i])) for i in chunk],
-                               dtype=torch.long, device=self.device)
-            src_mask = padding_mask(src, PAD)
-            if greedy:
-                hyp = greedy_decode(self.model, src, src_mask, bos=BOS, eos=EOS, pad=PAD, use_cache=self.use_cache)
-            else:
-                hyp = beam_search(self.model, src, src_mask, beam_size=beam_size, length_penalty=length_penalty,
-                                  bos=BOS, eos=EOS, pad=PAD, use_cache=self.use_cache)
-            for i, row in zip(chunk, hyp.tolist()):
-                row = row[:row.index(EOS)] if EOS in row else row  # the tokens before EOS
-                out[i] = self.tokenizer.decode([t for t in row if t != PAD])
-        return out
 
-    @torch.no_grad()
-    def attention_maps(
-        self,
-        sentence: str,  # a source sentence
-        translation: str | None = None,  # the target side to feed (teacher forcing); default: the beam translation
-        layer: int = -1,  # which encoder/decoder layer
-    ) -> dict:  # tokens and head-averaged weights of the three kinds of attention, as plain lists
-        "The attention weights of one layer for one sentence pair, averaged over heads (for heat maps)."
-        if not self.use_cache:
-            raise TypeError("attention_maps reads our MultiHeadAttention modules; this model is "
-                            f"{type(self.model).__name__}")
-        text = self.prepare(sentence)
-        if not text:
-            raise ValueError("attention_maps needs a non-empty sentence")
-        translation = self.translate([sentence])[0] if translation is None else translation
-        src_ids, tgt_ids = self.tokenizer.encode(text), self.tokenizer.encode(translation)
-        src = torch.tensor([src_ids + [EOS]], device=self.device)
-        tgt_in = torch.tensor([[BOS] + tgt_ids], device=self.device)
+@patch
+def __repr__(self: Translator):
+    arch = self.model_config.get("arch", "ours")
+    return (f"Translator({str(self.run_dir)!r}, arch={arch}, checkpoints={len(self.checkpoints)}, "
+            f"vocab={self.tokenizer.vocab_size})")
+
+# %% ../nbs/09b_translate.ipynb #19f777b6
+@patch
+@torch.no_grad()
+def translate(
+    self: Translator,
+    sentences: Sequence[str],  # source sentences; an empty one is translated as an empty string
+    beam_size: int = 4,  # k of beam search (§6.1: 4)
+    length_penalty: float = 0.6,  # α of beam search (§6.1: 0.6)
+    greedy: bool = False,  # greedy decoding instead of beam search
+    batch_size: int = 64,  # most sentences decoded together
+    max_tokens: int = 6000,  # most padded source tokens per batch (beam search multiplies them by k)
+) -> list[str]:  # detokenized translations, in the order of `sentences`
+    "Translate `sentences`: encode, sort by length, decode in batches, detokenize, restore the order."
+    if isinstance(sentences, str):
+        raise TypeError("translate expects a list of sentences; for one sentence write translate([sentence])")
+    if batch_size < 1 or max_tokens < 1:
+        raise ValueError(f"batch_size and max_tokens must be >= 1, got {batch_size} and {max_tokens}")
+    ids = [self.tokenizer.encode(t) if (t := self.prepare(s)) else [] for s in sentences]
+    out = [""] * len(ids)
+    order = sorted((i for i in range(len(ids)) if ids[i]), key=lambda i: len(ids[i]))
+    budget = max_tokens if greedy else max(1, max_tokens // beam_size)
+    for chunk in self._batches(order, [len(x) for x in ids], batch_size, budget):
+        width = 1 + max(len(ids[i]) for i in chunk)
+        # each source: its subword ids, then EOS, then PAD (as in training, chapter 7's make_batch)
+        src = torch.tensor([ids[i] + [EOS] + [PAD] * (width - 1 - len(ids[i])) for i in chunk],
+                           dtype=torch.long, device=self.device)
         src_mask = padding_mask(src, PAD)
-        tgt_mask = torch.ones(1, tgt_in.size(1), tgt_in.size(1), dtype=torch.bool, device=self.device).tril()
-        enc, dec = self.model.encoder.layers[layer], self.model.decoder.layers[layer]
-        with keep_attention_weights(self.model):
-            self.model.decode(self.model.encode(src, src_mask), src_mask, tgt_in, tgt_mask)
-            # weights (1, h, queries, keys) -> mean over the heads
-            maps = {name: m.attn[0].mean(0).cpu() for name, m in
-                    [("encoder_self", enc.self_attn), ("decoder_self", dec.self_attn), ("cross", dec.src_attn)]}
-        piece = self.tokenizer.id_to_piece
-        n_layers = len(self.model.encoder.layers)
-        return {"source": sentence, "translation": translation, "layer": layer % n_layers, "layers": n_layers,
-                "heads": self.model_config["h"], "src_tokens": [piece(i) for i in src_ids] + ["</s>"],
-                "tgt_tokens": ["<s>"] + [piece(i) for i in tgt_ids],
-                **{name: [[round(float(v), 4) for v in row] for row in w.tolist()] for name, w in maps.items()}}
+        if greedy:
+            hyp = greedy_decode(self.model, src, src_mask, bos=BOS, eos=EOS, pad=PAD, use_cache=self.use_cache)
+        else:
+            hyp = beam_search(self.model, src, src_mask, beam_size=beam_size, length_penalty=length_penalty,
+                              bos=BOS, eos=EOS, pad=PAD, use_cache=self.use_cache)
+        for i, row in zip(chunk, hyp.tolist()):
+            row = row[:row.index(EOS)] if EOS in row else row  # the tokens before EOS
+            out[i] = self.tokenizer.decode([t for t in row if t != PAD])
+    return out
 
-    def __repr__(self):
-        arch = self.model_config.get("arch", "ours")
-        return (f"Translator({str(self.run_dir)!r}, arch={arch}, checkpoints={len(self.checkpoints)}, "
-                f"vocab={self.tokenizer.vocab_size})")
+# %% ../nbs/09b_translate.ipynb #cd31d26f
+@patch
+@torch.no_grad()
+def attention_maps(
+    self: Translator,
+    sentence: str,  # a source sentence
+    translation: str | None = None,  # the target side to feed (teacher forcing); default: the beam translation
+    layer: int = -1,  # which encoder/decoder layer
+) -> dict:  # tokens and head-averaged weights of the three kinds of attention, as plain lists
+    "The attention weights of one layer for one sentence pair, averaged over heads (for heat maps)."
+    if not self.use_cache:
+        raise TypeError("attention_maps reads our MultiHeadAttention modules; this model is "
+                        f"{type(self.model).__name__}")
+    text = self.prepare(sentence)
+    if not text:
+        raise ValueError("attention_maps needs a non-empty sentence")
+    translation = self.translate([sentence])[0] if translation is None else translation
+    src_ids, tgt_ids = self.tokenizer.encode(text), self.tokenizer.encode(translation)
+    src = torch.tensor([src_ids + [EOS]], device=self.device)
+    tgt_in = torch.tensor([[BOS] + tgt_ids], device=self.device)
+    src_mask = padding_mask(src, PAD)
+    tgt_mask = torch.ones(1, tgt_in.size(1), tgt_in.size(1), dtype=torch.bool, device=self.device).tril()
+    enc, dec = self.model.encoder.layers[layer], self.model.decoder.layers[layer]
+    with keep_attention_weights(self.model):
+        self.model.decode(self.model.encode(src, src_mask), src_mask, tgt_in, tgt_mask)
+        # weights (1, h, queries, keys) -> mean over the heads
+        maps = {name: m.attn[0].mean(0).cpu() for name, m in
+                [("encoder_self", enc.self_attn), ("decoder_self", dec.self_attn), ("cross", dec.src_attn)]}
+    piece = self.tokenizer.id_to_piece
+    n_layers = len(self.model.encoder.layers)
+    return {"source": sentence, "translation": translation, "layer": layer % n_layers, "layers": n_layers,
+            "heads": self.model_config["h"], "src_tokens": [piece(i) for i in src_ids] + ["</s>"],
+            "tgt_tokens": ["<s>"] + [piece(i) for i in tgt_ids],
+            **{name: [[round(float(v), 4) for v in row] for row in w.tolist()] for name, w in maps.items()}}
 
 # %% ../nbs/09b_translate.ipynb #98903e55
 def _bleu_chrf(tgt_lang: str | None = None):
