@@ -7,7 +7,8 @@ For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and c
   * the browser console shows no errors and no script throws;
   * math is typeset: MathJax produced output (mjx-container), no MathJax error, and no raw
     `\\(`, `\\[` or `$$` left in the text outside code;
-  * chapter pages (nbs/0[1-9]*) show at least one rendered figure (an image that decoded);
+  * a page whose source has math shows typeset math, and one whose notebook has a figure among its outputs
+    shows at least one rendered figure (an image that decoded);
   * nothing is clipped, at a desktop (1280 px) and a phone (390 px) viewport: no element of the page's
     article sticks out of it or hides part of its content, unless it sits in a box with its own scrollbar
     (wide tables, code and equations scroll inside their box), and the page itself never scrolls sideways;
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import json
 import re
 import sys
 import threading
@@ -116,7 +118,20 @@ CLIPPED_JS = """
 WIDTHS = {"desktop": 1280, "phone": 390}
 
 
-def check_page(browser, base: str, page_name: str, width_name: str, width: int, screenshots: Path | None) -> int:
+def expectations(root: Path, page_name: str) -> tuple[bool, bool]:
+    "(has math, has a figure) in the page's source: TeX in its markdown, an image among a notebook's outputs."
+    source = root / f"{page_name}.ipynb"
+    if not source.exists():
+        text = next((p.read_text(encoding="utf-8") for p in root.glob(f"{page_name}.*")), "")
+        return bool(re.search(r"\$[^$\n]+\$", text)), False
+    cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
+    markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    figure = any("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+    return bool(re.search(r"\$[^$\n]+\$", markdown)), figure
+
+
+def check_page(browser, base: str, page_name: str, width_name: str, width: int, screenshots: Path | None,
+               root: Path = Path(".")) -> int:
     "Load one page at one viewport width and check it; 1 if something is wrong (printed), else 0."
     problems: list[str] = []
     page = browser.new_page(viewport={"width": width, "height": 900})
@@ -135,17 +150,17 @@ def check_page(browser, base: str, page_name: str, width_name: str, width: int, 
         problems.append(f"HTTP {response.status if response else 'no response'} for {url}")
     report = page.evaluate(PAGE_REPORT_JS)
     page.wait_for_timeout(200)
-    is_chapter = re.search(r"nbs/0[1-9]", page_name) is not None
-    if is_chapter and not report["mathjax_loaded"]:
+    has_math, has_figure = expectations(root, page_name)
+    if has_math and not report["mathjax_loaded"]:
         problems.append("MathJax did not load")
-    if is_chapter and report["math_nodes"] == 0:
-        problems.append("no typeset math on a chapter page")
+    if has_math and report["math_nodes"] == 0:
+        problems.append("no typeset math, although the page's source has math")
     if report["math_errors"]:
         problems.append(f"{report['math_errors']} MathJax errors")
     if report["raw_math"]:
         problems.append(f"raw TeX left in the page: {report['raw_math_sample']!r}")
-    if is_chapter and report["figures"] == 0:
-        problems.append("no rendered figure on a chapter page")
+    if has_figure and report["figures"] == 0:
+        problems.append("no rendered figure, although the notebook has one among its outputs")
     if report["broken_images"]:
         problems.append(f"images that did not load: {report['broken_images']}")
     clipped = page.evaluate(CLIPPED_JS)
@@ -176,7 +191,7 @@ def check(site: Path, root: Path, screenshots: Path | None, chromium: str) -> in
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             for page_name in pages:
                 for width_name, width in WIDTHS.items():
-                    failures += check_page(browser, base, page_name, width_name, width, screenshots)
+                    failures += check_page(browser, base, page_name, width_name, width, screenshots, root)
             browser.close()
     finally:
         server.shutdown()
