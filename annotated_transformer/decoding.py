@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,7 @@ import torch
 from fastcore.basics import patch
 from torch import Tensor, nn
 
-from .checkpoint import atomic_torch_save, safe_torch_load
+from .checkpoint import atomic_torch_save, list_checkpoints, safe_torch_load
 from .masking import _check_int, causal_mask
 from .model import DecoderLayer, EncoderDecoder
 from .multihead import MultiHeadAttention
@@ -427,10 +426,9 @@ def last_checkpoints(
     folder = out_dir / "checkpoints" if (out_dir / "checkpoints").is_dir() else out_dir
     if not folder.is_dir():
         raise FileNotFoundError(f"no such run or checkpoints directory: {out_dir}")
-    found = sorted((int(m.group(1)), p) for p in folder.glob("step_*.pt")
-                   if (m := re.fullmatch(r"step_(\d+)\.pt", p.name)))
+    found = list_checkpoints(folder)  # chapter 07c: by the step in their names, oldest first
     if not found:
         raise FileNotFoundError(f"no checkpoints (step_*.pt) in {folder}")
     if len(found) < k:
         warnings.warn(f"asked for the last {k} checkpoints, but {folder} has only {len(found)}")
-    return [p for _, p in found[-k:]]
+    return found[-k:]
