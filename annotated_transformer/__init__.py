@@ -13,8 +13,9 @@ from .multihead import KVCache, MultiHeadAttention, keep_attention_weights
 from .positional import LearnedPositionalEncoding, PositionalEncoding, sinusoidal_encoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .batching import BOS, EOS, PAD, UNK, Batch, TokenBatchSampler, make_batch
-from .training import (LabelSmoothingLoss, NoamSchedule, TrainConfig, Trainer, copy_task_pairs, load_model, make_optimizer,
+from .training import (LabelSmoothingLoss, NoamSchedule, TrainConfig, Trainer, load_model, make_optimizer,
                        pick_device, rate, register_data)
+from .copytask import copy_accuracy, copy_task_pairs, greedy_decode_simple
 from .checkpoint import load_checkpoint, save_checkpoint
 from .decoding import IncrementalDecoder, average_checkpoints, beam_search, greedy_decode, last_checkpoints
 from .data import ParallelCorpus, load_corpus

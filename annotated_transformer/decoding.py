@@ -113,7 +113,7 @@ def _eval_mode(model: nn.Module):
 
 
 def _output_limits(
-    model: EncoderDecoder, src: Tensor, src_mask: Tensor | None, max_len: int | None,
+    model: EncoderDecoder, src: Tensor, src_mask: Tensor | None, max_new_tokens: int | None,
     bos: int, eos: int, pad: int,
 ) -> Tensor:  # (batch,) long: the most tokens each sentence may generate
     "Check the decoding inputs; return each sentence's maximum output length."
@@ -132,20 +132,20 @@ def _output_limits(
     if pad == eos:
         raise ValueError(f"pad and eos must be different ids, got pad=eos={pad}")
     try:  # the positional table's size limits the positions we can feed
-        table = getattr(_split_target_embedding(model)[1], "max_len", None)
+        table = getattr(_split_target_embedding(model)[1], "max_positions", None)
     except TypeError:  # not make_model's layout: no limit we know of
         table = None
-    if max_len is None:
+    if max_new_tokens is None:
         # §6.1: input length + 50, per sentence (real tokens, EOS included)
         n_src = torch.full((batch,), src_len, device=src.device) if src_mask is None else src_mask.sum(dim=(1, 2))
         limits = n_src.long() + 50
         if table is not None:  # decoding feeds positions 0 .. limit-1
             limits = limits.clamp(max=table)
         return limits
-    max_len = _check_int(max_len, "max_len", 1)
-    if table is not None and max_len > table:
-        raise ValueError(f"max_len={max_len} exceeds the positional table's max_len={table}")
-    return torch.full((batch,), max_len, dtype=torch.long, device=src.device)
+    max_new_tokens = _check_int(max_new_tokens, "max_new_tokens", 1)
+    if table is not None and max_new_tokens > table:
+        raise ValueError(f"max_new_tokens={max_new_tokens} exceeds the positional table's max_positions={table}")
+    return torch.full((batch,), max_new_tokens, dtype=torch.long, device=src.device)
 
 # %% ../nbs/08_decoding.ipynb #f8882b63
 @torch.no_grad()
@@ -153,15 +153,15 @@ def greedy_decode(
     model: EncoderDecoder,  # run in eval mode for the call (its modes are restored afterwards)
     src: Tensor,  # (batch, src_len) source ids, right-padded with `pad`
     src_mask: Tensor | None,  # (batch, 1, src_len) bool, True = real source token
-    max_len: int | None = None,  # most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
+    max_new_tokens: int | None = None,  # most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
     bos: int = 1,  # first decoder input
     eos: int = 2,  # ends a sentence
     pad: int = 0,  # written after a sentence's EOS
     use_cache: bool = True,  # False: recompute the whole prefix at every step (slow; the reference)
     return_scores: bool = False,  # also return each generated token's log-probability (0.0 after EOS)
-) -> Tensor | tuple[Tensor, Tensor]:  # (batch, <= max_len) ids without BOS [, (batch, <= max_len) log-probs]
+) -> Tensor | tuple[Tensor, Tensor]:  # (batch, <= max_new_tokens) ids without BOS [, (batch, <= max_new_tokens) log-probs]
     "Greedy decoding: encode once, then take the most probable token until each sentence has produced EOS."
-    limits = _output_limits(model, src, src_mask, max_len, bos, eos, pad)
+    limits = _output_limits(model, src, src_mask, max_new_tokens, bos, eos, pad)
     with _eval_mode(model):
         memory = model.encode(src, src_mask)  # once for the whole decode
         decoder = IncrementalDecoder(model, memory, src_mask, use_cache, capacity=int(limits.max()))
@@ -235,7 +235,7 @@ def beam_search(
     src_mask: Tensor | None,  # (batch, 1, src_len) bool, True = real source token
     beam_size: int = 4,  # k, 4 in the paper (§6.1)
     length_penalty: float = 0.6,  # α of the GNMT length penalty, 0.6 in the paper; 0: rank by log p
-    max_len: int | None = None,  # most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
+    max_new_tokens: int | None = None,  # most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
     bos: int = 1,
     eos: int = 2,
     pad: int = 0,  # fills the output after EOS
@@ -243,13 +243,13 @@ def beam_search(
     use_cache: bool = True,  # False: recompute the whole prefix at every step (the reference)
     return_hypotheses: bool = False,  # also return each sentence's finished hypotheses, best first (<= k)
     trace: list | None = None,  # if a list: one record (a dict) per step is appended, for inspection
-) -> Tensor | tuple[Tensor, list[list[Hypothesis]]]:  # (batch, <= max_len) best hypotheses, PAD after EOS
+) -> Tensor | tuple[Tensor, list[list[Hypothesis]]]:  # (batch, <= max_new_tokens) best hypotheses, PAD after EOS
     "Beam search with the GNMT length penalty, batched over sentences, reusing the KV cache (§6.1)."
     k = _check_int(beam_size, "beam_size", 1)
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or not length_penalty >= 0:
         raise ValueError(f"length_penalty (α) must be a number >= 0, got {length_penalty!r}")
     alpha = float(length_penalty)
-    limits = _output_limits(model, src, src_mask, max_len, bos, eos, pad).tolist()
+    limits = _output_limits(model, src, src_mask, max_new_tokens, bos, eos, pad).tolist()
     batch, device = src.size(0), src.device
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
 

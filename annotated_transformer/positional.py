@@ -17,24 +17,24 @@ __all__ = ['sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncodi
 
 # %% ../nbs/04_positional.ipynb #cc1f90e8
 def sinusoidal_encoding(
-    max_len: int,  # number of positions (rows): 0, 1, ..., max_len - 1
+    max_positions: int,  # number of positions (rows): 0, 1, ..., max_positions - 1
     d_model: int,  # size of each encoding vector; must be even (sine/cosine pairs)
     *,
     dtype: torch.dtype = torch.float32,  # dtype of the result (computed in float64, then cast)
-) -> Tensor:  # (max_len, d_model): PE[pos, 2i] = sin(pos * w_i), PE[pos, 2i+1] = cos(pos * w_i)
+) -> Tensor:  # (max_positions, d_model): PE[pos, 2i] = sin(pos * w_i), PE[pos, 2i+1] = cos(pos * w_i)
     "The sinusoidal positional encoding table of §3.5."
-    max_len = _check_int(max_len, "max_len", minimum=1)
+    max_positions = _check_int(max_positions, "max_positions", minimum=1)
     d_model = _check_int(d_model, "d_model", minimum=1)
     if d_model % 2:
         raise ValueError(f"d_model must be even for sinusoidal encoding, got {d_model}")
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")
-    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
+    pos = torch.arange(max_positions, dtype=torch.float64).unsqueeze(1)  # (max_positions, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model/2,): 0, 2, 4, ...
     # w_i = 1 / 10000^(2i/d_model) = exp(-ln(10000) * 2i/d_model)
     omega = torch.exp(two_i * (-math.log(10000.0) / d_model))
-    angle = pos * omega  # (max_len, d_model/2): pos * w_i
-    pe = torch.empty(max_len, d_model, dtype=torch.float64)
+    angle = pos * omega  # (max_positions, d_model/2): pos * w_i
+    pe = torch.empty(max_positions, d_model, dtype=torch.float64)
     # PE(pos, 2i) = sin(pos / 10000^(2i/d_model))
     pe[:, 0::2] = torch.sin(angle)
     # PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))
@@ -42,7 +42,7 @@ def sinusoidal_encoding(
     return pe.to(dtype)
 
 # %% ../nbs/04_positional.ipynb #25397f97
-def _check_input(x, d_model: int, max_len: int, offset) -> int:
+def _check_input(x, d_model: int, max_positions: int, offset) -> int:
     "Check x (batch, seq, d_model) against the table; return seq."
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
@@ -54,11 +54,11 @@ def _check_input(x, d_model: int, max_len: int, offset) -> int:
         raise ValueError(f"x has last dimension {x.size(-1)}, expected d_model={d_model}")
     offset = _check_int(offset, "offset", minimum=0)
     seq = x.size(1)
-    if offset + seq > max_len:
+    if offset + seq > max_positions:
         if offset == 0:
-            raise ValueError(f"sequence length {seq} exceeds the positional table's max_len={max_len}")
+            raise ValueError(f"sequence length {seq} exceeds the positional table's max_positions={max_positions}")
         raise ValueError(f"positions {offset}..{offset + seq - 1} (offset {offset} + sequence length {seq}) "
-                         f"exceed the positional table's max_len={max_len}")
+                         f"exceed the positional table's max_positions={max_positions}")
     return seq
 
 # %% ../nbs/04_positional.ipynb #37e6ab03
@@ -69,25 +69,25 @@ class PositionalEncoding(nn.Module):
         self,
         d_model: int,  # embedding size; must be even
         dropout: float = 0.1,  # dropout on the sum, P_drop = 0.1 in the base model (§5.4)
-        max_len: int = 5000,  # longest sequence the table covers
+        max_positions: int = 5000,  # longest sequence the table covers
     ):
         super().__init__()
-        self.d_model, self.max_len = _check_int(d_model, "d_model", minimum=1), _check_int(max_len, "max_len", minimum=1)
+        self.d_model, self.max_positions = _check_int(d_model, "d_model", minimum=1), _check_int(max_positions, "max_positions", minimum=1)
         self.dropout = nn.Dropout(dropout)
-        # (1, max_len, d_model); not saved in state_dict: it is a function of (max_len, d_model)
-        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model).unsqueeze(0), persistent=False)
+        # (1, max_positions, d_model); not saved in state_dict: it is a function of (max_positions, d_model)
+        self.register_buffer("pe", sinusoidal_encoding(max_positions, d_model).unsqueeze(0), persistent=False)
 
     def forward(
         self,
         x: Tensor,  # embeddings (batch, seq, d_model)
         offset: int = 0,  # position of x[:, 0] (for step-by-step decoding)
     ) -> Tensor:  # dropout(x + PE[offset : offset + seq]), (batch, seq, d_model)
-        seq = _check_input(x, self.d_model, self.max_len, offset)
+        seq = _check_input(x, self.d_model, self.max_positions, offset)
         # x + PE(pos), the same vectors for every sentence in the batch
         return self.dropout(x + self.pe[:, offset : offset + seq].to(x.dtype))
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, max_len={self.max_len}"
+        return f"d_model={self.d_model}, max_positions={self.max_positions}"
 
 # %% ../nbs/04_positional.ipynb #661aa590
 class LearnedPositionalEncoding(nn.Module):
@@ -97,11 +97,11 @@ class LearnedPositionalEncoding(nn.Module):
         self,
         d_model: int,  # embedding size (any size; no sine/cosine pairs here)
         dropout: float = 0.1,  # dropout on the sum (§5.4)
-        max_len: int = 5000,  # number of positions with a learned vector
+        max_positions: int = 5000,  # number of positions with a learned vector
     ):
         super().__init__()
-        self.d_model, self.max_len = _check_int(d_model, "d_model", minimum=1), _check_int(max_len, "max_len", minimum=1)
-        self.embedding = nn.Embedding(max_len, d_model)  # row p = the vector of position p
+        self.d_model, self.max_positions = _check_int(d_model, "d_model", minimum=1), _check_int(max_positions, "max_positions", minimum=1)
+        self.embedding = nn.Embedding(max_positions, d_model)  # row p = the vector of position p
         self.dropout = nn.Dropout(dropout)
 
     def forward(
@@ -109,7 +109,7 @@ class LearnedPositionalEncoding(nn.Module):
         x: Tensor,  # embeddings (batch, seq, d_model)
         offset: int = 0,  # position of x[:, 0] (for step-by-step decoding)
     ) -> Tensor:  # dropout(x + P[offset : offset + seq]), (batch, seq, d_model)
-        seq = _check_input(x, self.d_model, self.max_len, offset)
+        seq = _check_input(x, self.d_model, self.max_positions, offset)
         positions = torch.arange(offset, offset + seq, device=x.device)
         # x + P(pos); (seq, d_model) broadcasts over the batch
         return self.dropout(x + self.embedding(positions).to(x.dtype))

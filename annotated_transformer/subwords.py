@@ -174,10 +174,10 @@ def train_tokenizer(data: "ParallelCorpus | Iterable[str] | Iterable[Pair]",  # 
 # %% ../nbs/09a2_subwords.ipynb #cd02438f
 class EncodedPairs(list):
     "A list of (src_ids, tgt_ids) that remembers which pairs were too long and skipped."
-    def __init__(self, items=(), skipped: Sequence[int] = (), max_len: int | None = None):
+    def __init__(self, items=(), skipped: Sequence[int] = (), max_subwords: int | None = None):
         super().__init__(items)
         self.skipped = list(skipped)  # indices (in the input) of the pairs left out
-        self.max_len = max_len
+        self.max_subwords = max_subwords
 
     @property
     def n_skipped(self) -> int:
@@ -185,20 +185,20 @@ class EncodedPairs(list):
 
     def __repr__(self):
         return (f"EncodedPairs({len(self):,} pairs, {self.n_skipped:,} longer than "
-                f"max_len={self.max_len} skipped)")
+                f"max_subwords={self.max_subwords} skipped)")
 
 
 def encode_pairs(pairs: Iterable[Pair],  # (source, target) strings
                  tokenizer: Tokenizer,  # the joint tokenizer (or the source one, with tgt_tokenizer)
-                 max_len: int | None = None,  # most ids per side, BOS/EOS not counted; None: no limit
+                 max_subwords: int | None = None,  # most ids per side, BOS/EOS not counted; None: no limit
                  on_too_long: str = "skip",  # "skip" (drop, warn, count) or "raise"
                  tgt_tokenizer: Tokenizer | None = None,  # a separate target vocabulary, if any
                 ) -> EncodedPairs:
     "Encode pairs to (src_ids, tgt_ids) lists without BOS/EOS; too-long pairs are skipped or raise."
     if on_too_long not in ("skip", "raise"):
         raise ValueError(f"on_too_long={on_too_long!r}: use 'skip' or 'raise'")
-    if max_len is not None and max_len < 1:
-        raise ValueError(f"max_len={max_len} must be at least 1")
+    if max_subwords is not None and max_subwords < 1:
+        raise ValueError(f"max_subwords={max_subwords} must be at least 1")
     pairs = list(pairs)
     srcs = tokenizer.encode_batch([s for s, _ in pairs])
     tgts = (tgt_tokenizer or tokenizer).encode_batch([t for _, t in pairs])
@@ -206,17 +206,17 @@ def encode_pairs(pairs: Iterable[Pair],  # (source, target) strings
     for i, (src, tgt) in enumerate(zip(srcs, tgts)):
         if not src or not tgt:
             raise ValueError(f"pair {i} has an empty {'source' if not src else 'target'}: {pairs[i]!r}")
-        if max_len is not None and max(len(src), len(tgt)) > max_len:
+        if max_subwords is not None and max(len(src), len(tgt)) > max_subwords:
             if on_too_long == "raise":
                 raise ValueError(f"pair {i} has {len(src)} source and {len(tgt)} target ids, more than "
-                                 f"max_len={max_len}: {pairs[i][0][:60]!r}")
+                                 f"max_subwords={max_subwords}: {pairs[i][0][:60]!r}")
             skipped.append(i)
             continue
         kept.append((src, tgt))
     if skipped:
         warnings.warn(f"encode_pairs: skipped {len(skipped):,} of {len(pairs):,} pairs longer than "
-                      f"max_len={max_len} ids", stacklevel=2)
-    return EncodedPairs(kept, skipped, max_len)
+                      f"max_subwords={max_subwords} ids", stacklevel=2)
+    return EncodedPairs(kept, skipped, max_subwords)
 
 # %% ../nbs/09a2_subwords.ipynb #766772c2
 @dataclass
@@ -237,7 +237,7 @@ TOKENIZER_FILE, CORPUS_FILE = "tokenizer.model", "corpus.json"  # what the corpu
 _BUILDER_OPTIONS = {  # data options of the corpus builder that are not passed on to load_corpus
     "spec": "bible:de-en",  # which corpus (chapter 9a's spec strings)
     "vocab_size": 8000,  # size of the joint subword vocabulary
-    "max_len": 128,  # longest training pair, in subwords per side (longer pairs are left out of training)
+    "max_subwords": 128,  # longest training pair, in subwords per side (longer pairs are left out of training)
     "model_type": "bpe",  # sentencepiece model: bpe (as in the paper) or unigram
     "max_sentences": None,  # train the tokenizer on a sample of this many sentences (None: all)
     "tokenizer": None,  # use this tokenizer file instead of training one
@@ -249,7 +249,9 @@ def corpus_data(
 ) -> DataBundle:
     "Data builder `--data corpus`: load a corpus, train a joint subword vocabulary on its train split, encode."
     options = {**_BUILDER_OPTIONS, **cfg.data_options}
-    spec, vocab_size, max_len = options.pop("spec"), options.pop("vocab_size"), options.pop("max_len")
+    if "max_len" in options:  # the option's name in runs made before it was renamed (resuming one reads it)
+        options["max_subwords"] = options.pop("max_len")
+    spec, vocab_size, max_subwords = options.pop("spec"), options.pop("vocab_size"), options.pop("max_subwords")
     model_type, max_sentences, tok_file = options.pop("model_type"), options.pop("max_sentences"), options.pop("tokenizer")
     load_options = options  # the rest (reverse, join_cjk, src_col, seed, dev_frac, ...) go to load_corpus
     try:
@@ -266,13 +268,13 @@ def corpus_data(
                                     num_threads=cfg.threads or None)
     with warnings.catch_warnings(record=True):  # the counts of skipped pairs are reported in the meta data
         warnings.simplefilter("always")
-        train = encode_pairs(corpus.train, tokenizer, max_len=max_len)
-        dev = encode_pairs(corpus.dev, tokenizer, max_len=max_len)
+        train = encode_pairs(corpus.train, tokenizer, max_subwords=max_subwords)
+        dev = encode_pairs(corpus.dev, tokenizer, max_subwords=max_subwords)
     if not train:
-        raise ValueError(f"every training pair is longer than max_len={max_len} subwords: raise max_len")
+        raise ValueError(f"every training pair is longer than max_subwords={max_subwords} subwords: raise max_subwords")
     meta = {"spec": spec, "corpus": corpus.name, "src_lang": corpus.src_lang, "tgt_lang": corpus.tgt_lang,
             "load_options": load_options, "sizes": corpus.sizes, "vocab_size": tokenizer.vocab_size,
-            "model_type": model_type, "max_len": max_len, "tokenizer": TOKENIZER_FILE,
+            "model_type": model_type, "max_subwords": max_subwords, "tokenizer": TOKENIZER_FILE,
             "train_pairs_used": len(train), "train_pairs_too_long": train.n_skipped,
             "dev_pairs_used": len(dev), "dev_pairs_too_long": dev.n_skipped,
             "info": {k: v for k, v in corpus.info.items() if isinstance(v, (str, int, float, bool, list, dict))}}

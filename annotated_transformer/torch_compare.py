@@ -12,8 +12,8 @@ from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
 
 from .multihead import keep_attention_weights
-from .model import Embeddings, EncoderDecoder, Generator, init_weights, make_model
-from .positional import PositionalEncoding
+from .model import (POSITIONAL_ENCODINGS, Embeddings, EncoderDecoder, Generator,
+                                         TransformerConfig, init_weights, make_model_from_config)
 
 # %% auto #0
 __all__ = ['PEAK_FLOPS', 'TorchTransformer', 'torch_to_ours', 'training_flops', 'counted_step_flops']
@@ -21,6 +21,7 @@ __all__ = ['PEAK_FLOPS', 'TorchTransformer', 'torch_to_ours', 'training_flops', 
 # %% ../nbs/10_torch_compare.ipynb #059ff81c
 class TorchTransformer(nn.Module):
     "torch.nn.Transformer behind the `EncoderDecoder` API, with make_model's embeddings, positions, generator and init."
+    arch = "torch"  # what checkpoints record, so that build_model (chapter 07) rebuilds this class
 
     def __init__(
         self,
@@ -29,23 +30,22 @@ class TorchTransformer(nn.Module):
         dropout: float = 0.1,
         share_embeddings: bool = False,  # tie source/target embeddings and the pre-softmax projection (§3.4)
         norm_first: bool = False,  # pre-norm layers (then nn.Transformer's final norms are kept)
-        max_len: int = 5000,  # rows of the positional table
+        max_positions: int = 5000,  # rows of the positional table
+        positional: str = "sinusoidal",  # "sinusoidal" or "learned", as make_model
+        init: str = "default",  # initialisation rule, as make_model
     ):
         super().__init__()
-        if share_embeddings and src_vocab != tgt_vocab:
-            raise ValueError(f"share_embeddings=True needs one shared vocabulary, got src_vocab={src_vocab} "
-                             f"and tgt_vocab={tgt_vocab}")
-        self.config = dict(src_vocab=src_vocab, tgt_vocab=tgt_vocab, N=N, d_model=d_model, d_ff=d_ff, h=h,
-                           dropout=dropout, share_embeddings=share_embeddings, norm_first=norm_first,
-                           max_len=max_len, arch="torch")
+        self.config = TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
+                                        norm_first, max_positions, positional, init)  # validates, as make_model
         self.h = h
         src_embed, tgt_embed = Embeddings(src_vocab, d_model), Embeddings(tgt_vocab, d_model)
         self.generator = Generator(d_model, tgt_vocab)
         if share_embeddings:  # one matrix, three uses, as in make_model
             src_embed.lut.weight = tgt_embed.lut.weight
             self.generator.proj.weight = tgt_embed.lut.weight
-        self.src_embed = nn.Sequential(src_embed, PositionalEncoding(d_model, dropout, max_len))
-        self.tgt_embed = nn.Sequential(tgt_embed, PositionalEncoding(d_model, dropout, max_len))
+        position = POSITIONAL_ENCODINGS[positional]
+        self.src_embed = nn.Sequential(src_embed, position(d_model, dropout, max_positions))
+        self.tgt_embed = nn.Sequential(tgt_embed, position(d_model, dropout, max_positions))
         with warnings.catch_warnings():  # (pre-norm: a note that the nested-tensor fast path is off)
             warnings.filterwarnings("ignore", message="enable_nested_tensor is True")
             self.transformer = nn.Transformer(d_model, h, N, N, d_ff, dropout, batch_first=True, norm_first=norm_first)
@@ -54,7 +54,7 @@ class TorchTransformer(nn.Module):
         if not norm_first:  # the paper's post-norm model has no final norms
             self.transformer.encoder.norm = nn.Identity()
             self.transformer.decoder.norm = nn.Identity()
-        init_weights(self)  # Xavier-uniform for every matrix, as make_model
+        init_weights(self, init)  # as make_model: Xavier-uniform for every matrix, N(0, 1/d_model) embeddings
 
     @staticmethod
     def _key_padding(src_mask: Tensor | None) -> Tensor | None:
@@ -90,11 +90,9 @@ def torch_to_ours(
     model: TorchTransformer,  # trained with --arch torch
 ) -> EncoderDecoder:
     "Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: the same function, with chapter 8's KV cache."
-    config = dict(model.config)
-    config.pop("arch", None)
-    if config.get("norm_first"):
+    if model.config.norm_first:
         raise ValueError("torch_to_ours handles the post-norm model only (norm_first=False)")
-    ours = make_model(**config).to(next(model.parameters()).dtype)
+    ours = make_model_from_config(model.config).to(next(model.parameters()).dtype)
     ours.load_state_dict({k: v for k, v in model.state_dict().items()
                           if k.startswith(("src_embed.", "tgt_embed.", "generator."))}, strict=False)
 
@@ -125,14 +123,15 @@ PEAK_FLOPS = {  # reference peaks in FLOP/s (vendor data sheets; dense, no spars
 
 
 def training_flops(
-    model_config: dict,  # make_model keyword arguments
+    model_config: TransformerConfig | dict,  # the model (a checkpoint's model_config dict will do)
     src_tokens: int,  # source tokens per step (S)
     tgt_tokens: int,  # target tokens per step (T)
     src_len: float,  # average source sentence length (s̄)
     tgt_len: float,  # average target sentence length (t̄)
 ) -> float:
     "nanoGPT-style estimate of the FLOPs of one training step (forward + backward) of the encoder-decoder."
-    d, N, d_ff, V = model_config["d_model"], model_config["N"], model_config["d_ff"], model_config["tgt_vocab"]
+    c = model_config if isinstance(model_config, TransformerConfig) else TransformerConfig.from_dict(model_config)
+    d, N, d_ff, V = c.d_model, c.N, c.d_ff, c.tgt_vocab
     # weights applied to every source position: the encoder layers, and each decoder layer's cross-attention
     # W^K, W^V (they project the encoder's output); to every target position: the rest of the decoder
     p_src = N * (4 * d * d + 2 * d * d_ff) + N * 2 * d * d

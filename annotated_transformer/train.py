@@ -20,16 +20,31 @@ import torch.distributed as dist
 from .checkpoint import (_step_of, clear_run, find_checkpoint, list_checkpoints, load_checkpoint,
                                               run_files, run_markers)
 from .cli import _one_line_warnings
-from .training import (Trainer, TrainConfig, build_model, copy_accuracy, get_data_builder,
-                                            init_distributed, model_config_from, pick_device)
+from .model import TransformerConfig
+from .copytask import copy_accuracy
+from .training import (Trainer, TrainConfig, build_model, get_data_builder,
+                                            init_distributed, pick_device)
 
 # %% auto #0
 __all__ = ['RESUMABLE_CHANGES', 'build_parser', 'resolve_config', 'run_start', 'train_main', 'main']
 
 # %% ../nbs/07a_train.ipynb #081e962f
+_MODEL_HELP = {  # TransformerConfig's fields as flags (its vocabulary sizes come from the data)
+    "N": "layers in the encoder and in the decoder",
+    "d_model": "model width d_model",
+    "d_ff": "inner width of the feed-forward sublayers",
+    "h": "attention heads (must divide d_model)",
+    "dropout": "dropout rate P_drop (§5.4)",
+    "share_embeddings": "one weight matrix for source/target embeddings and the pre-softmax projection (§3.4); "
+                        "needs a shared vocabulary",
+    "norm_first": "pre-norm instead of the paper's post-norm",
+    "max_positions": "rows of the positional table: the longest sequence the model accepts",
+    "positional": "positional encoding: sinusoidal (§3.5) or learned (Table 3, row E)",
+    "init": "weight initialisation: default or harvard (chapter 06)",
+}
+_OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"}  # read, not listed
 _GROUPS = {
-    "model (§3, Table 3)": ["layers", "d_model", "heads", "d_ff", "dropout", "share_embeddings", "norm_first", "max_len",
-                            "arch"],
+    "model (§3, Table 3)": ["model", "arch"],
     "optimisation (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1", "adam_beta2", "adam_eps",
                                   "max_tokens", "accum_steps", "clip_norm", "steps", "seed"],
     "data": ["data", "data_options", "copy_vocab", "copy_len", "copy_train_size", "copy_dev_size"],
@@ -47,6 +62,23 @@ def _key_value(text: str) -> tuple[str, Any]:
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
+
+
+def _add_model_flags(group, default: TransformerConfig) -> None:
+    "One flag per TransformerConfig field, under its own name (dest 'model.NAME'), with the old spellings unlisted."
+    kinds = {f.name: getattr(f.type, "__name__", f.type) for f in dataclasses.fields(TransformerConfig)}
+    assert set(kinds) == set(_MODEL_HELP) | {"src_vocab", "tgt_vocab"}, "every model field needs a flag"
+    for name, help in _MODEL_HELP.items():
+        flag, dest, help = "--" + name.replace("_", "-"), f"model.{name}", f"{help} (default: {getattr(default, name)})"
+        if kinds[name] == "bool":
+            group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                               help=help)
+        else:
+            kind = {"int": int, "float": float, "str": str}[kinds[name]]
+            group.add_argument(flag, dest=dest, type=kind, default=argparse.SUPPRESS, metavar=kind.__name__.upper(),
+                               help=help)
+    for flag, name in _OLD_MODEL_FLAGS.items():
+        group.add_argument(flag, dest=f"model.{name}", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,9 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "other files in --out are left alone")
     run.add_argument("--print-config", action="store_true", help="print the resolved settings as JSON and exit")
     fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    model_default = TrainConfig().model
     for title, names in _GROUPS.items():
         group = parser.add_argument_group(title)
         for name in names:
+            if name == "model":
+                _add_model_flags(group, model_default)
+                continue
             f = fields[name]
             flag = "--" + name.replace("_", "-")
             help = f"{f.metadata['help']} (default: {f.default_factory() if f.type == 'dict' else f.default})"
@@ -123,6 +159,7 @@ def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
     "Defaults ← (resumed run's settings) ← --config file ← flags; and the checkpoint to resume from (None: none yet)."
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     flags = {k: v for k, v in vars(args).items() if k in names}
+    model_flags = {k.removeprefix("model."): v for k, v in vars(args).items() if k.startswith("model.")}
     if "data_options" in flags:
         flags["data_options"] = dict(flags["data_options"])
     from_file = _read_json_config(args.config) if args.config else {}
@@ -138,10 +175,15 @@ def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
             resume_from = find_checkpoint(target)
             saved = load_checkpoint(resume_from).get("train_config", {})
     cfg = TrainConfig.from_dict({**saved, **from_file}, source=str(args.config) if args.config else "checkpoint")
-    cfg = TrainConfig.from_dict({**cfg.to_dict(), **flags}, source="the command line")
-    for key, old in saved.items():
-        new = getattr(cfg, key)
-        if new != old and key not in RESUMABLE_CHANGES:
+    values = cfg.to_dict()
+    cfg = TrainConfig.from_dict({**values, **flags, "model": {**values["model"], **model_flags}},
+                                source="the command line")
+    if saved:  # (a checkpoint's settings may use the names from before TrainConfig.model: compare them resolved)
+        before, now = TrainConfig.from_dict(saved, source="checkpoint").to_dict(), cfg.to_dict()
+        changes = [(f"model.{k}", v, now["model"][k]) for k, v in before.pop("model").items() if now["model"][k] != v]
+        changes += [(k, v, now[k]) for k, v in before.items() if now[k] != v and k not in RESUMABLE_CHANGES]
+        if changes:
+            key, old, new = changes[0]
             raise ValueError(f"cannot change {key} when resuming (the run used {old!r}, got {new!r}); "
                              f"only {', '.join(sorted(RESUMABLE_CHANGES))} may change")
     return cfg, resume_from
@@ -249,10 +291,12 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
                 if (out / name).is_file() and (out / name).read_bytes() != content:
                     raise ValueError(f"{out / name} is in the way: the data builder writes a different {name} "
                                      "there. Move it away, or use another --out")
-        model_config = model_config_from(cfg, data.src_vocab, data.tgt_vocab)
-        model = build_model(model_config)
+        if cfg.model.share_embeddings and data.src_vocab != data.tgt_vocab:
+            raise ValueError(f"share_embeddings needs a shared vocabulary, but the data has {data.src_vocab} source "
+                             f"and {data.tgt_vocab} target tokens: use --no-share-embeddings")
+        model = build_model(dataclasses.replace(cfg.model, src_vocab=data.src_vocab, tgt_vocab=data.tgt_vocab), cfg.arch)
         torch.manual_seed(cfg.seed + rank)  # dropout differs between ranks
-        trainer = Trainer(model, data.train, cfg, model_config=model_config, dev_pairs=data.dev, out_dir=out,
+        trainer = Trainer(model, data.train, cfg, dev_pairs=data.dev, out_dir=out,
                           pad=data.pad, bos=data.bos, eos=data.eos)
         if trainer.device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls outside autocast: TF32 tensor cores
@@ -269,7 +313,7 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
         if resume_from is not None:
             trainer.load(resume_from)
         if rank == 0:
-            info = {"train": cfg.to_dict(), "model": model_config,
+            info = {"train": cfg.to_dict(), "model": trainer.model_config,
                     "data": {"name": cfg.data, "src_vocab": data.src_vocab, "tgt_vocab": data.tgt_vocab, "pad": data.pad,
                              "bos": data.bos, "eos": data.eos, "train_pairs": len(data.train),
                              "dev_pairs": len(data.dev), "meta": data.meta},

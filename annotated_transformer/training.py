@@ -11,7 +11,6 @@ import inspect
 import json
 import math
 import os
-import random
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -27,18 +26,17 @@ from fastcore.basics import patch
 from tqdm import tqdm
 
 from .batching import BOS, EOS, PAD, Batch, TokenBatchSampler, _check_special_ids, make_batch
+from .copytask import copy_data
 from .checkpoint import (_step_of, checkpoint_path, find_checkpoint, list_checkpoints, load_checkpoint,
                                               prune_checkpoints, rng_state, save_checkpoint, unwrap)
 from .subwords import DataBundle, corpus_data
-from .masking import causal_mask
-from .model import make_model
+from .model import TransformerConfig, make_model_from_config
 from .torch_compare import TorchTransformer
 
 # %% auto #0
-__all__ = ['ARCHS', 'DATA_BUILDERS', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'pick_device',
-           'autocast_context', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'model_config_from', 'build_model',
-           'Trainer', 'init_distributed', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy',
-           'copy_data', 'register_data', 'get_data_builder']
+__all__ = ['ARCHS', 'VOCAB_FIELDS', 'DATA_BUILDERS', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer',
+           'pick_device', 'autocast_context', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'build_model',
+           'model_config_dict', 'Trainer', 'init_distributed', 'register_data', 'get_data_builder']
 
 # %% ../nbs/07_training.ipynb #fdf20f49
 class LabelSmoothingLoss(nn.Module):
@@ -215,25 +213,20 @@ def _opt(default, help: str):
     "A dataclass field with a default and a help text (shown by `annotated-transformer train --help`)."
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata={"help": help})
+    if isinstance(default, TransformerConfig):  # frozen: every config may share the one default
+        return field(default_factory=lambda: default, metadata={"help": help})
     return field(default=default, metadata={"help": help})
 
 
 ARCHS = ("ours", "torch")  # the model implementations --arch chooses from (see "Our model or PyTorch's" below)
+VOCAB_FIELDS = ("src_vocab", "tgt_vocab")  # of TransformerConfig: the data sets them, never a training config
 
 
 @dataclass
 class TrainConfig:
     "Everything that defines a training run. Defaults: the paper's base model and recipe."
-    # model (§3, Table 3 "base")
-    layers: int = _opt(6, "N, the number of encoder layers and of decoder layers")
-    d_model: int = _opt(512, "model width d_model")
-    heads: int = _opt(8, "number of attention heads h (must divide d_model)")
-    d_ff: int = _opt(2048, "inner width of the feed-forward sublayers")
-    dropout: float = _opt(0.1, "dropout rate P_drop (§5.4)")
-    share_embeddings: bool = _opt(True, "one weight matrix for source/target embeddings and the pre-softmax "
-                                        "projection (§3.4); needs a shared vocabulary")
-    norm_first: bool = _opt(False, "pre-norm instead of the paper's post-norm")
-    max_len: int = _opt(5000, "size of the positional-encoding table (longest sentence + 1)")
+    model: TransformerConfig = _opt(TransformerConfig(share_embeddings=True),
+                                    "the model (chapter 06); its src_vocab and tgt_vocab come from the data")
     arch: str = _opt("ours", "the implementation: ours (make_model) or torch (torch.nn.Transformer with the same "
                              "embeddings, positions and generator)")
     # optimisation (§5.3, §5.4)
@@ -276,21 +269,23 @@ def validate(self: TrainConfig) -> TrainConfig:
         value = getattr(self, name)
         ok = {"int": isinstance(value, int) and not isinstance(value, bool),
               "float": isinstance(value, (int, float)) and not isinstance(value, bool),
-              "bool": isinstance(value, bool), "str": isinstance(value, str), "dict": isinstance(value, dict)}[kind]
+              "bool": isinstance(value, bool), "str": isinstance(value, str), "dict": isinstance(value, dict),
+              "TransformerConfig": isinstance(value, TransformerConfig)}[kind]
         if not ok:
             raise ValueError(f"{name} must be of type {kind}, got {value!r}")
     if self.threads < 0:
         raise ValueError(f"threads={self.threads} must be >= 0")
-    positive = ["layers", "d_model", "heads", "d_ff", "warmup", "max_tokens", "accum_steps", "log_every", "max_len"]
+    default = TransformerConfig()
+    if (self.model.src_vocab, self.model.tgt_vocab) != (default.src_vocab, default.tgt_vocab):
+        raise ValueError("model.src_vocab and model.tgt_vocab are set from the data: leave them at their defaults")
+    positive = ["warmup", "max_tokens", "accum_steps", "log_every"]
     for name in positive:
         if getattr(self, name) < 1:
             raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
     for name in ["steps", "eval_every", "checkpoint_every", "keep_last", "clip_norm"]:
         if getattr(self, name) < 0:
             raise ValueError(f"{name}={getattr(self, name)} must be >= 0")
-    if self.d_model % self.heads:
-        raise ValueError(f"d_model={self.d_model} is not divisible by heads={self.heads}")
-    for name in ["dropout", "label_smoothing", "adam_beta1", "adam_beta2"]:
+    for name in ["label_smoothing", "adam_beta1", "adam_beta2"]:
         if not 0.0 <= getattr(self, name) < 1.0:
             raise ValueError(f"{name}={getattr(self, name)} must be in [0, 1)")
     if self.lr_factor <= 0 or self.adam_eps <= 0:
@@ -304,61 +299,79 @@ def validate(self: TrainConfig) -> TrainConfig:
                          "copy_train_size >= 1, copy_dev_size >= 0")
     return self
 
+# settings saved before TrainConfig held a TransformerConfig: flat names -> model fields
+_FLAT_MODEL_KEYS = {"layers": "N", "heads": "h", "d_model": "d_model", "d_ff": "d_ff", "dropout": "dropout",
+                    "share_embeddings": "share_embeddings", "norm_first": "norm_first", "max_len": "max_positions"}
+
+
 @patch(cls_method=True)
 def from_dict(cls: TrainConfig, values: dict, source: str = "config") -> TrainConfig:
-    "A validated config from a dict; unknown keys are errors (with a suggestion)."
+    "A validated config from a dict; unknown keys are errors (with a suggestion). The model's settings go under 'model'."
+    values = dict(values)
+    model = values.pop("model", {})
+    if not isinstance(model, dict):
+        raise ValueError(f"model in {source} must be an object of TransformerConfig fields, got {model!r}")
+    model = dict(model)
+    for old, new in _FLAT_MODEL_KEYS.items():
+        if old in values:
+            value = values.pop(old)
+            if new in model and model[new] != value:
+                raise ValueError(f"{old}={value!r} and model.{new}={model[new]!r} in {source} disagree: set model.{new} "
+                                 f"({old} is its name in settings saved before TrainConfig held the model)")
+            model[new] = value
+    for key in VOCAB_FIELDS:
+        if key in model:
+            raise ValueError(f"model.{key} in {source}: the vocabulary sizes come from the data; leave it out")
     names = [f.name for f in dataclasses.fields(cls)]
     for key in values:
         if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
+            close = difflib.get_close_matches(key, names + list(_FLAT_MODEL_KEYS), n=1)
             raise ValueError(f"unknown key {key!r} in {source}" + (f"; did you mean {close[0]!r}?" if close else ""))
-    return cls(**values).validate()
+    try:
+        model = TransformerConfig.from_dict({**cls().model.to_dict(), **model}, source=f"the model settings of {source}")
+    except TypeError as e:  # e.g. share_embeddings given as a string
+        raise ValueError(f"model in {source}: {e}") from None
+    return cls(model=model, **values).validate()
 
 @patch
 def to_dict(self: TrainConfig) -> dict:
-    "The settings as a plain dict (what config.json and checkpoints store)."
-    return dataclasses.asdict(self)
-
-# %% ../nbs/07_training.ipynb #61c79b89
-def model_config_from(cfg: TrainConfig, src_vocab: int, tgt_vocab: int) -> dict:
-    "The `build_model` configuration of `cfg`: make_model's keyword arguments (+ `arch` if not ours), a plain dict."
-    if cfg.share_embeddings and src_vocab != tgt_vocab:
-        raise ValueError(f"share_embeddings=True needs a shared vocabulary, got src_vocab={src_vocab}, "
-                         f"tgt_vocab={tgt_vocab} (use --no-share-embeddings)")
-    config = dict(src_vocab=src_vocab, tgt_vocab=tgt_vocab, N=cfg.layers, d_model=cfg.d_model, d_ff=cfg.d_ff,
-                  h=cfg.heads, dropout=cfg.dropout, share_embeddings=cfg.share_embeddings, norm_first=cfg.norm_first,
-                  max_len=cfg.max_len)
-    if cfg.arch != "ours":  # our own model's config stays exactly make_model's arguments
-        config["arch"] = cfg.arch
-    return config
+    "The settings as a plain dict (what config.json and checkpoints store); the model without its vocabulary sizes."
+    values = dataclasses.asdict(self)
+    for key in VOCAB_FIELDS:
+        del values["model"][key]
+    return values
 
 
 # %% ../nbs/07_training.ipynb #e87ac637
 def build_model(
-    config: dict,  # make_model's keyword arguments, plus optionally arch="ours"|"torch" (as stored in checkpoints)
+    config: TransformerConfig | dict,  # the model, or a checkpoint's model_config dict (arch included, old names too)
+    arch: str | None = None,  # "ours" or "torch"; None: the dict's "arch", else ours
 ) -> nn.Module:
-    "The model a checkpoint's `model_config` describes: `make_model(...)` or `TorchTransformer(...)`."
-    config = dict(config)
-    arch = config.pop("arch", "ours")
+    "The model `config` describes: `make_model_from_config(config)` or a `TorchTransformer`."
+    if isinstance(config, dict):
+        config = dict(config)
+        arch = arch or config.pop("arch", None)
+        config.pop("arch", None)
+        config = TransformerConfig.from_dict(config)
+    arch = arch or "ours"
     if arch == "ours":
-        return make_model(**config)
+        return make_model_from_config(config)
     if arch == "torch":
-        return TorchTransformer(**config)
+        return TorchTransformer(**config.to_dict())
     raise ValueError(f"unknown arch {arch!r} in the model config: choose one of {', '.join(ARCHS)}")
 
 
+def model_config_dict(model: nn.Module) -> dict:
+    "What a checkpoint stores to rebuild `model` with `build_model`: its TransformerConfig as a dict (+ arch if not ours)."
+    model = unwrap(model)
+    config = getattr(model, "config", None)
+    if not isinstance(config, TransformerConfig):
+        raise ValueError("the model carries no TransformerConfig in model.config: build it with make_model or build_model")
+    arch = getattr(model, "arch", "ours")
+    return config.to_dict() | ({"arch": arch} if arch != "ours" else {})
+
+
 # %% ../nbs/07_training.ipynb #6a048c94
-def _model_config_of(model: nn.Module) -> dict:
-    "make_model arguments from `model.config` (a dataclass or dict), if the model carries one."
-    config = getattr(unwrap(model), "config", None)
-    if dataclasses.is_dataclass(config):
-        config = dataclasses.asdict(config)
-    if not isinstance(config, dict):
-        raise ValueError("pass model_config=... (the make_model keyword arguments) so that checkpoints can rebuild the model")
-    names = set(inspect.signature(make_model).parameters) | {"arch"}
-    return {k: v for k, v in config.items() if k in names}
-
-
 _DDP_ARGS = set(inspect.signature(nn.parallel.DistributedDataParallel.__init__).parameters)
 
 
@@ -369,9 +382,8 @@ class Trainer:
         self,
         model: nn.Module,  # an EncoderDecoder from make_model
         pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # training pairs, without special tokens
-        cfg: TrainConfig | None = None,  # hyperparameters (the model's own come from model_config)
+        cfg: TrainConfig | None = None,  # the recipe (the model's own settings come from model.config)
         *,
-        model_config: dict | None = None,  # make_model kwargs; default: taken from model.config
         dev_pairs: Sequence | None = None,  # held-out pairs for evaluation
         out_dir: str | Path | None = None,  # where metrics.jsonl and checkpoints/ go (None: nowhere)
         pad: int = PAD, bos: int = BOS, eos: int = EOS,
@@ -382,7 +394,7 @@ class Trainer:
         self.rank, self.world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
         self.is_main = self.rank == 0
         self.device = pick_device(self.cfg.device, int(os.environ.get("LOCAL_RANK", 0)))
-        self.model_config = dict(model_config) if model_config is not None else _model_config_of(model)
+        self.model_config = model_config_dict(model)  # what checkpoints store to rebuild it
         self.model = unwrap(model).to(self.device)
         self.criterion = LabelSmoothingLoss(self.model_config["tgt_vocab"], pad, self.cfg.label_smoothing, reduction="sum")
         self.loss_module = Seq2SeqLoss(self.model, self.criterion)
@@ -644,86 +656,7 @@ def init_distributed(
     dist.init_process_group("nccl" if dev.type == "cuda" else "gloo")
     return dist.get_rank(), dist.get_world_size()
 
-# %% ../nbs/07_training.ipynb #c4b195b6
-def copy_task_pairs(
-    n: int,  # number of pairs
-    vocab: int,  # vocabulary size including PAD, BOS, EOS: symbols are 3 .. vocab-1
-    max_length: int,  # lengths are uniform in min_length .. max_length
-    seed: int = 0,
-    min_length: int = 1,
-    exclude: Sequence[tuple[Sequence[int], Sequence[int]]] = (),  # pairs to avoid (e.g. the training set)
-) -> list[tuple[list[int], list[int]]]:
-    "Random symbol sequences paired with themselves: the copy task."
-    if vocab < 4:
-        raise ValueError(f"vocab={vocab} leaves no symbols besides PAD, BOS, EOS (needs >= 4)")
-    if not 1 <= min_length <= max_length:
-        raise ValueError(f"need 1 <= min_length <= max_length, got {min_length}, {max_length}")
-    rng = random.Random(seed)
-    seen = {tuple(s) for s, _ in exclude}
-    pairs = []
-    while len(pairs) < n:
-        s = [rng.randrange(3, vocab) for _ in range(rng.randint(min_length, max_length))]
-        if tuple(s) not in seen:
-            pairs.append((s, list(s)))
-    return pairs
-
-# %% ../nbs/07_training.ipynb #3686a7c2
-@torch.no_grad()
-def greedy_decode_simple(
-    model: nn.Module,  # an EncoderDecoder (put it in eval mode first)
-    src: Tensor,  # (batch, src_len) source ids, with EOS and padding as in `make_batch`
-    src_mask: Tensor,  # (batch, 1, src_len) bool
-    max_len: int,  # most tokens to generate per sentence (EOS included)
-    bos: int = BOS,
-    eos: int = EOS,
-    pad: int = PAD,  # written after a sentence's EOS
-) -> Tensor:
-    "Greedy decoding without a cache: (batch, ≤ max_len) generated ids, BOS excluded, PAD after EOS."
-    memory = model.encode(src, src_mask)
-    ys = torch.full((src.size(0), 1), bos, dtype=torch.long, device=src.device)
-    done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-    for _ in range(max_len):
-        out = model.decode(memory, src_mask, ys, causal_mask(ys.size(1), device=src.device))
-        next_token = model.generator(out[:, -1]).argmax(-1).masked_fill(done, pad)
-        ys = torch.cat([ys, next_token.unsqueeze(1)], dim=1)
-        done |= next_token == eos
-        if done.all():
-            break
-    return ys[:, 1:]
-
-
-def strip_special(ids: Sequence[int], eos: int = EOS) -> list[int]:
-    "The tokens before the first EOS."
-    ids = list(ids)
-    return ids[: ids.index(eos)] if eos in ids else ids
-
-
-def copy_accuracy(
-    model: nn.Module,
-    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
-    batch_size: int = 256,
-    device: torch.device | str | None = None,  # default: the model's device
-) -> float:
-    "Fraction of pairs whose greedy output equals the target exactly."
-    model.eval()
-    device = next(model.parameters()).device if device is None else torch.device(device)
-    correct = 0
-    for k in range(0, len(pairs), batch_size):
-        chunk = pairs[k:k + batch_size]
-        batch = make_batch(chunk).to(device)
-        out = greedy_decode_simple(model, batch.src, batch.src_mask, max_len=batch.tgt_out.size(1) + 2)
-        correct += sum(strip_special(o) == list(t) for o, (_, t) in zip(out.tolist(), chunk))
-    return correct / len(pairs)
-
 # %% ../nbs/07_training.ipynb #f1c8b7bd
-def copy_data(cfg: TrainConfig) -> DataBundle:
-    "The copy task: `copy_train_size` random sequences (seed `cfg.seed`) and `copy_dev_size` different ones."
-    train = copy_task_pairs(cfg.copy_train_size, cfg.copy_vocab, cfg.copy_len, seed=cfg.seed)
-    dev = copy_task_pairs(cfg.copy_dev_size, cfg.copy_vocab, cfg.copy_len, seed=cfg.seed + 1, exclude=train)
-    return DataBundle(train, dev, cfg.copy_vocab, cfg.copy_vocab,
-                      meta={"task": "copy", "vocab": cfg.copy_vocab, "max_length": cfg.copy_len})
-
-
 DATA_BUILDERS: dict[str, Callable[[TrainConfig], DataBundle] | str] = {
     "copy": copy_data,
     "corpus": corpus_data,  # real corpora + subwords (chapter 09a)

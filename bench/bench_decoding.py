@@ -80,7 +80,7 @@ def main(argv=None) -> dict:
                      h=args.heads, dropout=0.0)
     model = make_model(**model_cfg).to(device).eval()
     with torch.no_grad():
-        model.generator.proj.bias[EOS] = -1e4  # EOS never wins: every decode runs to max_len
+        model.generator.proj.bias[EOS] = -1e4  # EOS never wins: every decode runs to max_new_tokens
     src = torch.randint(3, args.vocab, (args.batch, args.src_len), device=device)
     src[:, -1] = EOS
     mask = padding_mask(src, PAD)
@@ -92,9 +92,9 @@ def main(argv=None) -> dict:
     results = []
     for T in args.lengths:
         runs = {
-            "greedy_cache": lambda: greedy_decode(model, src, mask, max_len=T),
-            "greedy_recompute": lambda: greedy_decode(model, src, mask, max_len=T, use_cache=False),
-            "beam_cache": lambda: beam_search(model, src, mask, beam_size=args.beam, max_len=T),
+            "greedy_cache": lambda: greedy_decode(model, src, mask, max_new_tokens=T),
+            "greedy_recompute": lambda: greedy_decode(model, src, mask, max_new_tokens=T, use_cache=False),
+            "beam_cache": lambda: beam_search(model, src, mask, beam_size=args.beam, max_new_tokens=T),
         }
         # the outputs are what we claim: T tokens, no EOS, and the two greedy paths agree
         a, b = runs["greedy_cache"](), runs["greedy_recompute"]()  # also the warm-up round

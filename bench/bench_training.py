@@ -48,11 +48,11 @@ SIZES = {  # model sizes and batch budgets
 class TorchTransformer(nn.Module):
     "torch.nn.Transformer with the same embeddings, positions, dropout and generator as make_model."
 
-    def __init__(self, vocab, N, d_model, h, d_ff, dropout, max_len=5000):
+    def __init__(self, vocab, N, d_model, h, d_ff, dropout, max_positions=5000):
         super().__init__()
         self.d_model = d_model
         self.src_embed, self.tgt_embed = nn.Embedding(vocab, d_model), nn.Embedding(vocab, d_model)
-        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
+        self.register_buffer("pe", sinusoidal_encoding(max_positions, d_model), persistent=False)
         self.dropout = nn.Dropout(dropout)
         self.transformer = nn.Transformer(d_model, h, N, N, d_ff, dropout, batch_first=True)
         self.transformer.encoder.norm = nn.Identity()  # the paper's post-norm model has no final norms

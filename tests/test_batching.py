@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotated_transformer.batching import BOS, EOS, PAD, SOURCE_ALLOWANCE, TokenBatchSampler, make_batch
-from annotated_transformer.training import copy_task_pairs
+from annotated_transformer.copytask import copy_task_pairs
 
 
 # ---- batches -------------------------------------------------------------------------------------

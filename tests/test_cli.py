@@ -10,12 +10,13 @@ import pytest
 import torch
 
 from annotated_transformer import cli
+from annotated_transformer.model import TransformerConfig
 from annotated_transformer.training import Trainer, TrainConfig, load_model
 from annotated_transformer.checkpoint import list_checkpoints, load_checkpoint
 from conftest import subprocess_env
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = ["--data", "copy", "--layers", "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--warmup", "10",
+TINY = ["--data", "copy", "--N", "1", "--d-model", "16", "--h", "2", "--d-ff", "32", "--warmup", "10",
         "--max-tokens", "120", "--copy-vocab", "9", "--copy-len", "6", "--copy-train-size", "300",
         "--copy-dev-size", "40", "--log-every", "1", "--eval-every", "0", "--device", "cpu", "--no-progress",
         "--threads", "1"]
@@ -60,8 +61,14 @@ def test_help_lists_every_option_with_its_default(capsys):
     assert e.value.code == 0
     text = capsys.readouterr().out
     for f in dataclasses.fields(TrainConfig):
-        flag = "--data-option" if f.name == "data_options" else "--" + f.name.replace("_", "-")
-        assert flag in text, flag
+        if f.name != "model":  # the model's own fields below
+            flag = "--data-option" if f.name == "data_options" else "--" + f.name.replace("_", "-")
+            assert flag in text, flag
+    for f in dataclasses.fields(TransformerConfig):  # the model's flags are its fields, under their own names
+        flag = "--" + f.name.replace("_", "-")
+        assert (flag in text) == (f.name not in ("src_vocab", "tgt_vocab")), flag  # the data sets the vocabularies
+    for old in ["--layers", "--heads", "--max-len"]:  # still read (recorded commands), no longer listed
+        assert old not in text
     for flag in ["--config", "--out", "--resume", "--print-config", "--no-share-embeddings", "--compile"]:
         assert flag in text
     flat = " ".join(text.split())
@@ -71,17 +78,27 @@ def test_help_lists_every_option_with_its_default(capsys):
 # ---- settings ------------------------------------------------------------------------------------
 def test_config_file_then_flags(tmp_path, capsys):
     cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"d_model": 256, "heads": 4, "steps": 7}))
+    cfg.write_text(json.dumps({"model": {"d_model": 256, "h": 4}, "steps": 7}))
     assert cli.main(["train", "--config", str(cfg), "--steps", "9", "--data-option", "lang=de",
-                     "--data-option", "size=3", "--print-config"]) == 0
+                     "--data-option", "size=3", "--N", "2", "--print-config"]) == 0
     resolved = json.loads(capsys.readouterr().out)
-    assert (resolved["d_model"], resolved["heads"], resolved["steps"], resolved["layers"]) == (256, 4, 9, 6)
+    model = resolved["model"]
+    assert (model["d_model"], model["h"], resolved["steps"], model["N"], model["d_ff"]) == (256, 4, 9, 2, 2048)
     assert resolved["data_options"] == {"lang": "de", "size": 3}
+
+
+def test_flags_of_recorded_commands_still_work(capsys):
+    "--layers/--heads/--max-len, the model flags before TrainConfig held a TransformerConfig, set N/h/max_positions."
+    assert cli.main(["train", "--layers", "3", "--heads", "4", "--max-len", "512", "--d-model", "256", "--print-config"]) == 0
+    old = json.loads(capsys.readouterr().out)
+    assert cli.main(["train", "--N", "3", "--h", "4", "--max-positions", "512", "--d-model", "256", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out) == old and old["model"]["N"] == 3 and old["model"]["max_positions"] == 512
 
 
 @pytest.mark.parametrize("args,config,message", [
     ([], {"d_modle": 64}, r"unknown key 'd_modle' in .*c\.json; did you mean 'd_model'\?"),
-    (["--d-model", "15"], None, "d_model=15 is not divisible by heads=2"),
+    (["--d-model", "15"], None, "d_model=15 is not divisible by h=2"),
+    (["--positional", "rotary"], None, "positional must be one of sinusoidal, learned, got 'rotary'"),
     (["--steps", "-3"], None, "steps=-3 must be >= 0"),
     ([], {"steps": 10.5}, "steps must be of type int"),
     (["--data", "nosuch"], None, "unknown data 'nosuch'"),

@@ -104,7 +104,7 @@ def test_layer_step_equals_layer_forward(norm_first):
 def test_cache_equals_recompute_distributions(norm_first, learned):
     m = small_model(norm_first=norm_first, N=3)
     if learned:  # the cache must pass the position offset to the learned table too
-        pe = LearnedPositionalEncoding(32, dropout=0.0, max_len=64).double()
+        pe = LearnedPositionalEncoding(32, dropout=0.0, max_positions=64).double()
         m.tgt_embed[1] = pe
     src, mask = padded_sources(seed=1)
     memory = m.encode(src, mask)
@@ -121,8 +121,8 @@ def test_cache_equals_recompute_distributions(norm_first, learned):
 def test_greedy_cache_equals_recompute_and_teacher_forcing(norm_first):
     m = small_model(norm_first=norm_first, seed=2)
     src, mask = padded_sources(seed=2)
-    fast, fast_lp = greedy_decode(m, src, mask, max_len=20, return_scores=True)
-    slow, slow_lp = greedy_decode(m, src, mask, max_len=20, use_cache=False, return_scores=True)
+    fast, fast_lp = greedy_decode(m, src, mask, max_new_tokens=20, return_scores=True)
+    slow, slow_lp = greedy_decode(m, src, mask, max_new_tokens=20, use_cache=False, return_scores=True)
     assert torch.equal(fast, slow)
     torch.testing.assert_close(fast_lp, slow_lp, rtol=0, atol=1e-10)
     # the chosen tokens' log-probabilities are those of a teacher-forced forward pass
@@ -130,13 +130,13 @@ def test_greedy_cache_equals_recompute_and_teacher_forcing(norm_first):
     torch.testing.assert_close(fast_lp, tf, rtol=0, atol=1e-10)
 
 
-def reference_greedy(model, src, mask, max_len):
+def reference_greedy(model, src, mask, max_new_tokens):
     "The textbook loop, row by row: recompute the prefix, argmax, stop at EOS."
     outs = []
     for b in range(src.size(0)):
         memory = model.encode(src[b:b + 1], mask[b:b + 1])
         ys = [BOS]
-        for _ in range(max_len):
+        for _ in range(max_new_tokens):
             t = torch.tensor([ys])
             with torch.no_grad():
                 lp = model.generator(model.decode(memory, mask[b:b + 1], t, causal_mask(len(ys)))[:, -1])
@@ -153,7 +153,7 @@ def test_greedy_equals_reference_loop():
     with torch.no_grad():
         m.generator.proj.bias[EOS] += 1.5  # make EOS come at different steps
     src, mask = padded_sources(seed=3, batch=8)
-    out = greedy_decode(m, src, mask, max_len=12)
+    out = greedy_decode(m, src, mask, max_new_tokens=12)
     ref = reference_greedy(m, src, mask, 12)
     assert [r[:len(x)] for r, x in zip(out.tolist(), ref)] == ref
 
@@ -166,7 +166,7 @@ def test_greedy_stops_each_row_at_eos_and_pads(eos_boost):
     with torch.no_grad():
         m.generator.proj.bias[EOS] += eos_boost
     src, mask = padded_sources(seed=4, batch=8)
-    out = greedy_decode(m, src, mask, max_len=30)
+    out = greedy_decode(m, src, mask, max_new_tokens=30)
     rows = out.tolist()
     ends = [r.index(EOS) if EOS in r else None for r in rows]
     assert len({e for e in ends if e is not None}) >= 2, "the test needs rows that end at different steps"
@@ -180,7 +180,7 @@ def test_greedy_stops_each_row_at_eos_and_pads(eos_boost):
     assert (None in ends) == (eos_boost == 0.0), "each case must test what its comment says"
 
 
-def test_greedy_default_max_len_is_source_length_plus_50_per_sentence():
+def test_greedy_default_max_new_tokens_is_source_length_plus_50_per_sentence():
     m = no_eos(small_model(seed=5))
     src, mask = padded_sources(seed=5)
     out = greedy_decode(m, src, mask)
@@ -197,7 +197,7 @@ def test_greedy_restores_training_mode_and_is_deterministic():
     m.encoder.layers[0].training = False  # an odd mix of modes must come back as it was
     modes = [x.training for x in m.modules()]
     src, mask = padded_sources(seed=6)
-    a, b = greedy_decode(m, src, mask, max_len=10), greedy_decode(m, src, mask, max_len=10)
+    a, b = greedy_decode(m, src, mask, max_new_tokens=10), greedy_decode(m, src, mask, max_new_tokens=10)
     assert torch.equal(a, b)
     assert [x.training for x in m.modules()] == modes
 
@@ -218,10 +218,10 @@ def test_decoding_errors():
         greedy_decode(m, src, mask.squeeze(1))
     with pytest.raises(ValueError, match="eos=13 is outside the target vocabulary of size 13"):
         greedy_decode(m, src, mask, eos=13)
-    with pytest.raises(ValueError, match="max_len must be >= 1"):
-        greedy_decode(m, src, mask, max_len=0)
-    with pytest.raises(ValueError, match="exceeds the positional table's max_len=5000"):
-        beam_search(m, src, mask, max_len=6000)
+    with pytest.raises(ValueError, match="max_new_tokens must be >= 1"):
+        greedy_decode(m, src, mask, max_new_tokens=0)
+    with pytest.raises(ValueError, match="exceeds the positional table's max_positions=5000"):
+        beam_search(m, src, mask, max_new_tokens=6000)
     with pytest.raises(ValueError, match="beam_size must be >= 1"):
         beam_search(m, src, mask, beam_size=0)
     with pytest.raises(ValueError, match="length_penalty"):
@@ -231,8 +231,8 @@ def test_decoding_errors():
     odd = copy.deepcopy(m)
     odd.tgt_embed = torch.nn.Sequential(odd.tgt_embed[0], torch.nn.Identity())
     with pytest.raises(TypeError, match="use_cache=False"):
-        greedy_decode(odd, src, mask, max_len=3)
-    greedy_decode(odd, src, mask, max_len=3, use_cache=False)  # the fallback works
+        greedy_decode(odd, src, mask, max_new_tokens=3)
+    greedy_decode(odd, src, mask, max_new_tokens=3, use_cache=False)  # the fallback works
 
 
 # ----------------------------------------------------------------------------- beam search
@@ -243,10 +243,10 @@ def test_beam_size_one_is_greedy(seed):
     with torch.no_grad():
         m.generator.proj.bias[EOS] += 1.0
     src, mask = padded_sources(seed=seed, batch=6)
-    g, g_lp = greedy_decode(m, src, mask, max_len=15, return_scores=True)
-    assert torch.equal(beam_search(m, src, mask, beam_size=1, length_penalty=0.0, max_len=15), g)
+    g, g_lp = greedy_decode(m, src, mask, max_new_tokens=15, return_scores=True)
+    assert torch.equal(beam_search(m, src, mask, beam_size=1, length_penalty=0.0, max_new_tokens=15), g)
     # with α > 0 greedy's output still finishes first, and the answer scores at least as well
-    _, hyps = beam_search(m, src, mask, beam_size=1, length_penalty=0.6, max_len=15, return_hypotheses=True)
+    _, hyps = beam_search(m, src, mask, beam_size=1, length_penalty=0.6, max_new_tokens=15, return_hypotheses=True)
     for b, row in enumerate(g.tolist()):
         n = length_of(row)
         g_score = g_lp[b].sum().item() / gnmt_length_penalty(n, 0.6)
@@ -258,8 +258,8 @@ def test_beam_size_one_is_greedy(seed):
 def test_beam_cache_equals_recompute(norm_first):
     m = small_model(seed=9, norm_first=norm_first)
     src, mask = padded_sources(seed=9)
-    a, ha = beam_search(m, src, mask, max_len=12, return_hypotheses=True)
-    b, hb = beam_search(m, src, mask, max_len=12, use_cache=False, return_hypotheses=True)
+    a, ha = beam_search(m, src, mask, max_new_tokens=12, return_hypotheses=True)
+    b, hb = beam_search(m, src, mask, max_new_tokens=12, use_cache=False, return_hypotheses=True)
     assert torch.equal(a, b)
     for x, y in zip(ha, hb):
         assert [h.tokens for h in x] == [h.tokens for h in y]
@@ -271,7 +271,7 @@ def test_beam_does_not_depend_on_the_batch():
     with torch.no_grad():
         m.generator.proj.bias[EOS] += 1.0
     src, mask = padded_sources(seed=10, batch=6)
-    out = beam_search(m, src, mask, beam_size=3)  # default max_len: per sentence
+    out = beam_search(m, src, mask, beam_size=3)  # default max_new_tokens: per sentence
     for b in range(src.size(0)):
         n = int(mask[b].sum())
         alone = beam_search(m, src[b:b + 1, :n], mask[b:b + 1, :, :n], beam_size=3)  # no padding at all
@@ -289,8 +289,8 @@ def test_early_stopping_changes_nothing(alpha):
     with torch.no_grad():
         m.generator.proj.bias[EOS] += 1.0
     src, mask = padded_sources(seed=11, batch=6)
-    a, ha = beam_search(m, src, mask, length_penalty=alpha, max_len=25, return_hypotheses=True)
-    b, hb = beam_search(m, src, mask, length_penalty=alpha, max_len=25, early_stopping=False, return_hypotheses=True)
+    a, ha = beam_search(m, src, mask, length_penalty=alpha, max_new_tokens=25, return_hypotheses=True)
+    b, hb = beam_search(m, src, mask, length_penalty=alpha, max_new_tokens=25, early_stopping=False, return_hypotheses=True)
     w = min(a.size(1), b.size(1))
     assert torch.equal(a[:, :w], b[:, :w]) and (a[:, w:] == PAD).all() and (b[:, w:] == PAD).all()
     assert [h[0].score for h in ha] == [h[0].score for h in hb]
@@ -299,7 +299,7 @@ def test_early_stopping_changes_nothing(alpha):
 def test_hypotheses_scores_are_consistent():
     m = small_model(seed=12, tgt_vocab=9)
     src, mask = padded_sources(seed=12)
-    out, hyps = beam_search(m, src, mask, beam_size=4, max_len=10, return_hypotheses=True)
+    out, hyps = beam_search(m, src, mask, beam_size=4, max_new_tokens=10, return_hypotheses=True)
     for b, hs in enumerate(hyps):
         assert 1 <= len(hs) <= 4 and hs[0].tokens == [x for x in out[b].tolist()][:len(hs[0].tokens)]
         assert [h.score for h in hs] == sorted((h.score for h in hs), reverse=True)
@@ -314,7 +314,7 @@ def test_hypotheses_scores_are_consistent():
 def test_beam_length_limit():
     m = no_eos(small_model(seed=13))
     src, mask = padded_sources(seed=13)
-    out, hyps = beam_search(m, src, mask, max_len=9, return_hypotheses=True)
+    out, hyps = beam_search(m, src, mask, max_new_tokens=9, return_hypotheses=True)
     assert out.shape == (src.size(0), 9) and not (out == EOS).any()
     assert all(len(h.tokens) == 9 for hs in hyps for h in hs)
 
@@ -325,8 +325,8 @@ def test_beam_is_at_least_as_good_as_greedy(alpha):
     for seed in range(8):
         m = small_model(seed=100 + seed, src_vocab=9, tgt_vocab=6, N=1, d_model=16, d_ff=32, h=2)
         src, mask = padded_sources(seed=seed, batch=6, length=5, vocab=9)
-        g, g_lp = greedy_decode(m, src, mask, max_len=6, return_scores=True)
-        _, hyps = beam_search(m, src, mask, beam_size=4, length_penalty=alpha, max_len=6, return_hypotheses=True)
+        g, g_lp = greedy_decode(m, src, mask, max_new_tokens=6, return_scores=True)
+        _, hyps = beam_search(m, src, mask, beam_size=4, length_penalty=alpha, max_new_tokens=6, return_hypotheses=True)
         for b, row in enumerate(g.tolist()):
             g_score = g_lp[b].sum().item() / gnmt_length_penalty(length_of(row), alpha)
             assert hyps[b][0].score >= g_score - 1e-12
@@ -349,11 +349,11 @@ def test_beam_is_optimal_when_the_beam_holds_everything(alpha):
             lp = teacher_forced_log_probs(m, src[b:b + 1], mask[b:b + 1], torch.tensor([c])).sum().item()
             scored.append((lp / gnmt_length_penalty(len(c), alpha), c))
         scored.sort(key=lambda x: -x[0])
-        best, hyps = beam_search(m, src[b:b + 1], mask[b:b + 1], beam_size=100, length_penalty=alpha, max_len=3,
+        best, hyps = beam_search(m, src[b:b + 1], mask[b:b + 1], beam_size=100, length_penalty=alpha, max_new_tokens=3,
                                  return_hypotheses=True)
         assert best[0].tolist()[:len(scored[0][1])] == scored[0][1]
         assert abs(hyps[0][0].score - scored[0][0]) < 1e-10
-        _, full = beam_search(m, src[b:b + 1], mask[b:b + 1], beam_size=100, length_penalty=alpha, max_len=3,
+        _, full = beam_search(m, src[b:b + 1], mask[b:b + 1], beam_size=100, length_penalty=alpha, max_new_tokens=3,
                               early_stopping=False, return_hypotheses=True)
         assert [h.tokens for h in full[0]] == [c for _, c in scored]
         assert max(abs(h.score - s) for h, (s, _) in zip(full[0], scored)) < 1e-10
@@ -587,25 +587,25 @@ def test_early_stopping_bound_uses_the_longest_possible_length():
     src = torch.tensor([[3, 4, EOS]])
     mask = padding_mask(src, PAD)
     for early in (True, False):
-        out, hyps = beam_search(chain, src, mask, beam_size=2, length_penalty=1.0, max_len=20,
+        out, hyps = beam_search(chain, src, mask, beam_size=2, length_penalty=1.0, max_new_tokens=20,
                                 use_cache=False, early_stopping=early, return_hypotheses=True)
         assert out[0].tolist() == [3] * 20, early
         assert abs(hyps[0][0].log_prob - (torch.tensor(0.35).log() + 19 * torch.tensor(0.97).log()).item()) < 1e-6
     # with α = 0 the raw log-probability wins: [EOS]
-    assert beam_search(chain, src, mask, beam_size=2, length_penalty=0.0, max_len=20, use_cache=False).tolist() == [[EOS]]
+    assert beam_search(chain, src, mask, beam_size=2, length_penalty=0.0, max_new_tokens=20, use_cache=False).tolist() == [[EOS]]
     with pytest.raises(TypeError, match="use_cache=False"):
-        beam_search(chain, src, mask, max_len=5)
+        beam_search(chain, src, mask, max_new_tokens=5)
 
 
-def test_greedy_equals_chapter_07_greedy_decode_simple():
-    training = pytest.importorskip("annotated_transformer.training")
+def test_greedy_equals_chapter_06c_greedy_decode_simple():
+    copytask = pytest.importorskip("annotated_transformer.copytask")
     m = small_model(seed=15, tgt_vocab=7)
     with torch.no_grad():
         m.generator.proj.bias[EOS] += 1.0
         m.generator.proj.bias[PAD] = -1e4  # greedy_decode_simple may pick PAD, greedy_decode never does
     src, mask = padded_sources(seed=15, batch=8)
-    ours = greedy_decode(m, src, mask, max_len=14)
-    theirs = training.greedy_decode_simple(m, src, mask, max_len=14)
+    ours = greedy_decode(m, src, mask, max_new_tokens=14)
+    theirs = copytask.greedy_decode_simple(m, src, mask, max_new_tokens=14)
     assert torch.equal(ours, theirs)
 
 
@@ -614,10 +614,10 @@ def test_pad_is_never_generated():
     with torch.no_grad():
         m.generator.proj.bias[PAD] = 3.0  # the model's favourite token is PAD
     src, mask = padded_sources(seed=16)
-    out, scores = greedy_decode(m, src, mask, max_len=10, return_scores=True)
+    out, scores = greedy_decode(m, src, mask, max_new_tokens=10, return_scores=True)
     assert not (out.masked_fill(after_end(out), 1) == PAD).any()
     assert (scores.masked_fill(after_end(out), -1.0) < 0).all()  # the chosen tokens' true log-probabilities
-    out, hyps = beam_search(m, src, mask, max_len=10, return_hypotheses=True)
+    out, hyps = beam_search(m, src, mask, max_new_tokens=10, return_hypotheses=True)
     assert all(PAD not in h.tokens for hs in hyps for h in hs)
     with pytest.raises(ValueError, match="pad and eos must be different ids"):
         greedy_decode(m, src, mask, pad=EOS)

@@ -18,10 +18,11 @@ ALLOWED = {  # module: the package modules it may import
     "decoding": {"checkpoint", "masking", "model", "multihead", "positional"},
     "data": set(),
     "subwords": {"batching", "data"},
+    "copytask": {"batching", "masking", "subwords"},
     "torch_compare": {"model", "multihead", "positional"},
-    "training": {"batching", "checkpoint", "masking", "model", "subwords", "torch_compare"},
+    "training": {"batching", "checkpoint", "copytask", "masking", "model", "subwords", "torch_compare"},
     "translate": {"batching", "checkpoint", "cli", "data", "decoding", "masking", "model", "multihead", "subwords", "torch_compare", "training"},
-    "train": {"checkpoint", "cli", "training"},
+    "train": {"checkpoint", "cli", "copytask", "model", "training"},
     "cli": set(),
 }
 

@@ -8,6 +8,7 @@ stated level, and the model reads its source -- pairing each target with another
 something. Measured when the test was written (torch 2.13 CPU, seeds 0 and 1): held-out NLL 5.05 / 5.10 and a
 source gap of 0.075 / 0.084 nats per token; with the old Xavier embeddings 5.49 and 0.001.
 """
+import dataclasses
 import os
 import random
 import warnings
@@ -18,8 +19,8 @@ import torch
 
 from annotated_transformer.data import load_corpus
 from annotated_transformer.subwords import encode_pairs, train_tokenizer
-from annotated_transformer.model import make_model
-from annotated_transformer.training import Trainer, TrainConfig, model_config_from
+from annotated_transformer.model import TransformerConfig, make_model_from_config
+from annotated_transformer.training import Trainer, TrainConfig
 
 SPLIT = Path(os.environ.get("REFERENCE_SPLIT", Path(__file__).resolve().parents[2] / "shared/data/reference-split"))
 
@@ -36,17 +37,17 @@ def bible_slice():
     tok = train_tokenizer(train_text, 4000, num_threads=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # long verses are skipped, on purpose: a shorter test
-        return tok, encode_pairs(train_text, tok, max_len=64), encode_pairs(dev_text, tok, max_len=64)
+        return tok, encode_pairs(train_text, tok, max_subwords=64), encode_pairs(dev_text, tok, max_subwords=64)
 
 
 def test_tiny_model_learns_to_translate(bible_slice):
     tok, train, dev = bible_slice
-    cfg = TrainConfig(layers=1, d_model=128, heads=4, d_ff=256, dropout=0.1, share_embeddings=True, warmup=150,
+    cfg = TrainConfig(model=TransformerConfig(N=1, d_model=128, h=4, d_ff=256, dropout=0.1, share_embeddings=True), warmup=150,
                       max_tokens=1000, steps=150, seed=0, log_every=150, eval_every=0, checkpoint_every=0,
                       progress=False, device="cpu")
     torch.manual_seed(0)
-    mc = model_config_from(cfg, tok.vocab_size, tok.vocab_size)
-    trainer = Trainer(make_model(**mc), train, cfg, model_config=mc, dev_pairs=dev)
+    mc = dataclasses.replace(cfg.model, src_vocab=tok.vocab_size, tgt_vocab=tok.vocab_size)
+    trainer = Trainer(make_model_from_config(mc), train, cfg, dev_pairs=dev)
     before = trainer.evaluate()["dev_nll"]
     trainer.fit()
     after = trainer.evaluate()["dev_nll"]

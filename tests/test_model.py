@@ -355,7 +355,7 @@ def test_make_model_from_config_matches_make_model():
 
 def test_defaults_are_the_base_model():
     cfg = TransformerConfig(100, 100)
-    assert (cfg.N, cfg.d_model, cfg.d_ff, cfg.h, cfg.dropout, cfg.max_len) == (6, 512, 2048, 8, 0.1, 5000)
+    assert (cfg.N, cfg.d_model, cfg.d_ff, cfg.h, cfg.dropout, cfg.max_positions) == (6, 512, 2048, 8, 0.1, 5000)
     assert (cfg.share_embeddings, cfg.norm_first) == (False, False)
 
 
@@ -426,7 +426,9 @@ def test_embeddings_scale_by_sqrt_d_model():
     (dict(d_model=500), ValueError, r"d_model=500 is not divisible by h=8"),
     (dict(N=0), ValueError, r"N must be >= 1, got 0"),
     (dict(d_ff=-1), ValueError, r"d_ff must be >= 1, got -1"),
-    (dict(max_len=0), ValueError, r"max_len must be >= 1"),
+    (dict(max_positions=0), ValueError, r"max_positions must be >= 1"),
+    (dict(positional="rotary"), ValueError, r"positional must be one of sinusoidal, learned"),
+    (dict(init="zeros"), ValueError, r"init must be one of default, harvard"),
     (dict(dropout=1.0), ValueError, r"dropout must be in \[0, 1\), got 1.0"),
     (dict(dropout=-0.1), ValueError, r"dropout must be in \[0, 1\)"),
     (dict(d_model=512.0), TypeError, r"d_model must be an int"),
@@ -440,7 +442,7 @@ def test_config_errors(kwargs, exc, match):
 
 
 def test_input_errors():
-    model = small_model(max_len=10)
+    model = small_model(max_positions=10)
     src = torch.tensor([[1, 2, 3, 0]])
     tgt = torch.tensor([[1, 4, 5]])
     src_mask, tgt_mask = masks(src, tgt)

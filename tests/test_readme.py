@@ -54,7 +54,7 @@ COMMANDS = {
     "pip install torch==2.13.0": "install.sh",
     'pip install -e ".[dev]"': "install.sh",
     'pip install -e ".[bible]"': "install.sh",
-    "annotated-transformer train --data copy --layers 2 --d-model 64 --heads 4 --d-ff 128 --warmup 200 "
+    "annotated-transformer train --data copy --N 2 --d-model 64 --h 4 --d-ff 128 --warmup 200 "
     "--max-tokens 1000 --steps 600 --eval-every 200 --checkpoint-every 200 --out runs/copy": "run",
     "annotated-transformer train --resume --out runs/copy --steps 800": "run",
     "annotated-transformer train --print-config > my_run.json": "run",
@@ -62,7 +62,7 @@ COMMANDS = {
     "torchrun --nproc_per_node=8 -m annotated_transformer.train --config my_run.json --out runs/base8 --device cuda":
         "run",
     "annotated-transformer train --data corpus --data-option spec=bible:de-en --data-option vocab_size=8000 "
-    "--layers 3 --d-model 256 --heads 4 --d-ff 1024 --warmup 1000 --max-tokens 4000 --steps 1000 "
+    "--N 3 --d-model 256 --h 4 --d-ff 1024 --warmup 1000 --max-tokens 4000 --steps 1000 "
     "--checkpoint-every 25 --keep-last 12 --out runs/deen": "run",
     'echo "Im Anfang schuf Gott die Himmel und die Erde." | annotated-transformer translate --model runs/deen --beam 4':
         "run",
@@ -168,9 +168,10 @@ def test_config_file_and_torchrun(tmp_path):
     model); no GPU: --device cpu, and 2 processes for torchrun's 8."""
     sh(readme_command("annotated-transformer train --print-config"), tmp_path)
     config = json.loads((tmp_path / "my_run.json").read_text())
-    assert (config["layers"], config["d_model"], config["max_tokens"]) == (6, 512, 25000)  # the paper's base model
-    config.update(layers=1, d_model=32, heads=2, d_ff=64, max_tokens=200, warmup=10, steps=3, copy_train_size=200,
-                  copy_dev_size=20, eval_every=0, progress=False, threads=1)
+    assert (config["model"]["N"], config["model"]["d_model"], config["max_tokens"]) == (6, 512, 25000)  # the base model
+    config["model"].update(N=1, d_model=32, h=2, d_ff=64)
+    config.update(max_tokens=200, warmup=10, steps=3, copy_train_size=200, copy_dev_size=20, eval_every=0,
+                  progress=False, threads=1)
     (tmp_path / "my_run.json").write_text(json.dumps(config))
     device = [] if torch.cuda.is_available() else [("--device cuda", "--device cpu")]
     run = sh(reduce(readme_command("annotated-transformer train --config my_run.json"), *device), tmp_path)

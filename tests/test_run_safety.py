@@ -21,7 +21,8 @@ import torch
 from annotated_transformer.cli import main as cli
 from annotated_transformer.subwords import Tokenizer
 from annotated_transformer.decoding import average_checkpoints
-from annotated_transformer.training import Trainer, TrainConfig, copy_task_pairs, load_model
+from annotated_transformer.copytask import copy_task_pairs
+from annotated_transformer.training import Trainer, TrainConfig, load_model
 from annotated_transformer.checkpoint import (clear_run, list_checkpoints, load_checkpoint, prune_checkpoints,
                                               run_markers, save_checkpoint)
 from annotated_transformer.model import make_model
@@ -125,7 +126,7 @@ def test_resume_before_the_first_checkpoint_starts_again(tmp_path, capsys):
         f.write('{"step": 5, "lo')  # ... in the middle of a metrics line
     (out / ".config.json.tmp").write_text("{")  # ... after an interrupted write of config.json
     code, _, err = train_here(capsys, "--resume", "--out", out, "--d-model", 32)
-    assert code == 2 and "cannot change d_model" in err  # the settings recorded in config.json hold
+    assert code == 2 and "cannot change model.d_model" in err  # the settings recorded in config.json hold
     code, _, err = train_here(capsys, "--resume", "--out", out)
     assert code == 0 and f"{out} has no checkpoint yet: its run starts again from step 0" in err
     assert [r["step"] for r in metrics(out)] == [1, 2, 3, 4]
@@ -154,14 +155,14 @@ def test_resume_repairs_a_torn_metrics_line(tmp_path):
 
 def test_trainer_never_mixes_runs_or_prunes_later_checkpoints(tmp_path):
     pairs = copy_task_pairs(100, 9, 6, seed=0)
-    cfg = TrainConfig(layers=1, d_model=16, heads=2, d_ff=32, warmup=10, max_tokens=120, steps=4, log_every=1,
+    cfg = TrainConfig(warmup=10, max_tokens=120, steps=4, log_every=1,
                       eval_every=0, checkpoint_every=2, keep_last=1, device="cpu", progress=False)
     mc = dict(src_vocab=9, tgt_vocab=9, N=1, d_model=16, d_ff=32, h=2)
-    first = Trainer(make_model(**mc), pairs, cfg, model_config=mc, out_dir=tmp_path)
+    first = Trainer(make_model(**mc), pairs, cfg, out_dir=tmp_path)
     first.fit()
     assert first.last_checkpoint == tmp_path / "checkpoints" / "step_000004.pt"
     with pytest.raises(ValueError, match="already holds a run"):
-        Trainer(make_model(**mc), pairs, cfg, model_config=mc, out_dir=tmp_path).fit()
+        Trainer(make_model(**mc), pairs, cfg, out_dir=tmp_path).fit()
     # prune_checkpoints(upto=...) never deletes a later step's file
     (tmp_path / "checkpoints" / "step_000009.pt").write_bytes(b"later")
     assert prune_checkpoints(tmp_path, keep_last=1, upto=4) == []

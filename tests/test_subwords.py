@@ -131,15 +131,15 @@ def test_encode_pairs_bare_ids(small_tok):
 def test_encode_pairs_too_long(small_tok):
     pairs = [("kurz", "short"), ("ein viel zu langer Satz " * 5, "short"), ("kurz", "a far too long sentence " * 5)]
     n = max(len(small_tok.encode("kurz")), len(small_tok.encode("short")))
-    with pytest.warns(UserWarning, match="skipped 2 of 3 pairs longer than max_len"):
-        enc = encode_pairs(pairs, small_tok, max_len=n)
+    with pytest.warns(UserWarning, match="skipped 2 of 3 pairs longer than max_subwords"):
+        enc = encode_pairs(pairs, small_tok, max_subwords=n)
     assert len(enc) == 1 and enc.skipped == [1, 2] and enc.n_skipped == 2
-    assert "2 longer than max_len" in repr(enc)
-    with pytest.raises(ValueError, match=r"pair 1 has \d+ source and \d+ target ids, more than max_len"):
-        encode_pairs(pairs, small_tok, max_len=n, on_too_long="raise")
+    assert "2 longer than max_subwords" in repr(enc)
+    with pytest.raises(ValueError, match=r"pair 1 has \d+ source and \d+ target ids, more than max_subwords"):
+        encode_pairs(pairs, small_tok, max_subwords=n, on_too_long="raise")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing skipped: no warning
-        assert len(encode_pairs(pairs, small_tok, max_len=1000)) == 3
+        assert len(encode_pairs(pairs, small_tok, max_subwords=1000)) == 3
 
 
 def test_encode_pairs_errors(small_tok):
@@ -147,8 +147,8 @@ def test_encode_pairs_errors(small_tok):
         encode_pairs([("a", "b"), ("c", "  ")], small_tok)
     with pytest.raises(ValueError, match="on_too_long='truncate'"):
         encode_pairs([("a", "b")], small_tok, on_too_long="truncate")
-    with pytest.raises(ValueError, match="max_len=0"):
-        encode_pairs([("a", "b")], small_tok, max_len=0)
+    with pytest.raises(ValueError, match="max_subwords=0"):
+        encode_pairs([("a", "b")], small_tok, max_subwords=0)
 
 
 def test_encode_pairs_with_separate_target_tokenizer(small_tok):

@@ -1,5 +1,6 @@
 """Tests for annotated_transformer.training (chapter 7): label smoothing, schedule, the training
 loop, exact resume, DDP equivalence on CPU, and the copy task."""
+import dataclasses
 import math
 import random
 
@@ -12,28 +13,34 @@ from torch.testing import assert_close
 
 from annotated_transformer.batching import EOS, PAD, make_batch
 from annotated_transformer.checkpoint import checkpoint_path, find_checkpoint, list_checkpoints
-from annotated_transformer.model import make_model
-from annotated_transformer.training import (LabelSmoothingLoss, Trainer, TrainConfig, copy_accuracy, copy_task_pairs,
-                                            greedy_decode_simple, load_model, make_optimizer, model_config_from, rate,
-                                            strip_special)
+from annotated_transformer.model import TransformerConfig, make_model, make_model_from_config
+from torch import nn
+from annotated_transformer.copytask import copy_accuracy, copy_task_pairs, greedy_decode_simple, strip_special
+from annotated_transformer.training import (ARCHS, LabelSmoothingLoss, Trainer, TrainConfig, build_model, load_model,
+                                            make_optimizer, model_config_dict, rate)
 
 
 # (one torch thread per worker: tests/conftest.py)
 
 
 def small_cfg(**overrides) -> TrainConfig:
-    base = dict(layers=1, d_model=32, heads=2, d_ff=64, dropout=0.1, warmup=20, max_tokens=200, steps=6, log_every=1,
-                eval_every=0, checkpoint_every=0, device="cpu", progress=False, copy_vocab=11, copy_len=8)
-    return TrainConfig(**{**base, **overrides})
+    "A small copy-task config; overrides may name TrainConfig fields or TransformerConfig fields (the model's)."
+    model_fields = {f.name for f in dataclasses.fields(TransformerConfig)}
+    model = dict(N=1, d_model=32, h=2, d_ff=64, dropout=0.1, share_embeddings=True)
+    model.update({k: v for k, v in overrides.items() if k in model_fields})
+    base = dict(warmup=20, max_tokens=200, steps=6, log_every=1, eval_every=0, checkpoint_every=0, device="cpu",
+                progress=False, copy_vocab=11, copy_len=8)
+    base.update({k: v for k, v in overrides.items() if k not in model_fields})
+    return TrainConfig(model=TransformerConfig(**model), **base)
 
 
 def small_trainer(seed=0, pairs=None, dtype=torch.float32, out_dir=None, **overrides) -> Trainer:
     cfg = small_cfg(**overrides)
     torch.manual_seed(seed)
-    mc = model_config_from(cfg, cfg.copy_vocab, cfg.copy_vocab)
-    model = make_model(**mc).to(dtype)
+    mc = dataclasses.replace(cfg.model, src_vocab=cfg.copy_vocab, tgt_vocab=cfg.copy_vocab)
+    model = make_model_from_config(mc).to(dtype)
     pairs = copy_task_pairs(300, cfg.copy_vocab, cfg.copy_len, seed=0) if pairs is None else pairs
-    return Trainer(model, pairs, cfg, model_config=mc, out_dir=out_dir)
+    return Trainer(model, pairs, cfg, out_dir=out_dir)
 
 
 # ---- label smoothing -----------------------------------------------------------------------------
@@ -122,12 +129,15 @@ def test_rate_errors_and_lambda_lr_uses_update_number():
 # ---- configuration -------------------------------------------------------------------------------
 @pytest.mark.parametrize("values,message", [
     ({"d_modle": 512}, "unknown key 'd_modle' in config; did you mean 'd_model'"),
-    ({"d_model": 500}, "d_model=500 is not divisible by heads=8"),
+    ({"model": {"d_model": 500}}, "d_model=500 is not divisible by h=8"),
     ({"steps": -5}, "steps=-5 must be >= 0"),
-    ({"layers": 0}, "layers=0 must be >= 1"),
-    ({"layers": 2.0}, "layers must be of type int"),
-    ({"share_embeddings": 1}, "share_embeddings must be of type bool"),
-    ({"dropout": 1.5}, r"dropout=1.5 must be in \[0, 1\)"),
+    ({"model": {"N": 0}}, "N must be >= 1, got 0"),
+    ({"layers": 0}, "N must be >= 1, got 0"),  # the flat name of old checkpoints is the model's N
+    ({"layers": 1, "model": {"N": 6}}, "layers=1 and model.N=6 in config disagree"),
+    ({"model": {"N": 2.5}}, "N must be an int, got float"),
+    ({"model": {"share_embeddings": 1}}, "share_embeddings must be True or False"),
+    ({"model": {"dropout": 1.5}}, r"dropout must be in \[0, 1\), got 1.5"),
+    ({"label_smoothing": 1.5}, r"label_smoothing=1.5 must be in \[0, 1\)"),
     ({"amp": "fp8"}, "amp must be auto, bf16 or off"),
     ({"copy_vocab": 3}, "copy_vocab >= 4"),
 ])
@@ -137,9 +147,39 @@ def test_bad_configs_are_named(values, message):
 
 
 def test_share_embeddings_needs_one_vocabulary():
-    with pytest.raises(ValueError, match="share_embeddings=True needs a shared vocabulary"):
-        model_config_from(TrainConfig(), 100, 200)
-    assert model_config_from(TrainConfig(share_embeddings=False), 100, 200)["tgt_vocab"] == 200
+    with pytest.raises(ValueError, match="share_embeddings=True needs one shared vocabulary"):
+        dataclasses.replace(TrainConfig().model, src_vocab=100, tgt_vocab=200)
+    untied = TrainConfig.from_dict({"model": {"share_embeddings": False}}).model
+    assert dataclasses.replace(untied, src_vocab=100, tgt_vocab=200).tgt_vocab == 200
+
+
+def test_train_config_holds_one_model_config_and_reads_old_flat_settings():
+    cfg = TrainConfig.from_dict({"model": {"N": 2, "h": 4, "d_model": 64, "positional": "learned"}, "steps": 7})
+    assert cfg.model == TransformerConfig(N=2, h=4, d_model=64, positional="learned", share_embeddings=True)
+    assert TrainConfig.from_dict(cfg.to_dict()) == cfg and "src_vocab" not in cfg.to_dict()["model"]
+    old = TrainConfig.from_dict({"layers": 3, "heads": 4, "d_model": 256, "d_ff": 1024, "max_len": 512,
+                                 "share_embeddings": False, "steps": 7})  # what checkpoints stored before
+    assert (old.model.N, old.model.h, old.model.max_positions, old.model.share_embeddings) == (3, 4, 512, False)
+    for values, message in [({"model": {"src_vocab": 5}}, "the vocabulary sizes come from the data"),
+                            ({"model": {"init": "zeros"}}, "init must be one of default, harvard"),
+                            ({"model": {"share_embeddings": "yes"}}, "share_embeddings must be True or False"),
+                            ({"model": 3}, "must be an object of TransformerConfig fields")]:
+        with pytest.raises(ValueError, match=message):
+            TrainConfig.from_dict(values)
+    with pytest.raises(ValueError, match="set from the data"):
+        TrainConfig(model=TransformerConfig(9, 9)).validate()
+
+
+def test_build_model_and_checkpoint_dicts_round_trip():
+    mc = TransformerConfig(20, 20, N=1, d_model=16, d_ff=32, h=2, positional="learned", init="harvard")
+    for arch in ARCHS:
+        model = build_model(mc, arch)
+        stored = model_config_dict(model)
+        assert stored.get("arch", "ours") == arch and build_model(stored).config == mc
+    legacy = {k: v for k, v in mc.to_dict().items() if k not in ("positional", "init", "max_positions")}
+    assert build_model({**legacy, "max_len": 64}).config.max_positions == 64  # a checkpoint from before the rename
+    with pytest.raises(ValueError, match="carries no TransformerConfig"):
+        model_config_dict(nn.Linear(2, 2))
 
 
 # ---- the training loop ---------------------------------------------------------------------------
@@ -217,7 +257,7 @@ def test_checkpoint_contents_are_plain(tmp_path):
     ck = torch.load(find_checkpoint(tmp_path), weights_only=True)  # loads with the restricted unpickler
     assert ck["step"] == 8 and ck["sampler"]["position"] >= 0
     assert set(ck["rng"][0]) >= {"python", "numpy", "torch"}
-    assert ck["model_config"] == tr.model_config and ck["train_config"]["d_model"] == 32
+    assert ck["model_config"] == tr.model_config and ck["train_config"]["model"]["d_model"] == 32
     model = load_model(tmp_path, device="cpu")
     assert not model.training
     b = make_batch(copy_task_pairs(4, 11, 8, seed=9))
@@ -268,17 +308,18 @@ def test_ddp_on_cpu_matches_single_process(tmp_path):
 # ---- the copy task -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def copy_model():
-    cfg = TrainConfig(layers=1, d_model=32, heads=2, d_ff=64, dropout=0.0, label_smoothing=0.1, warmup=100,
+    cfg = TrainConfig(model=TransformerConfig(N=1, d_model=32, h=2, d_ff=64, dropout=0.0, share_embeddings=True),
+                      label_smoothing=0.1, warmup=100,
                       lr_factor=1.0, max_tokens=600, steps=500, log_every=50, eval_every=0, device="cpu",
                       progress=False)
     torch.manual_seed(0)
     train = copy_task_pairs(5000, vocab=8, max_length=6, seed=0)
     test = copy_task_pairs(200, vocab=8, max_length=6, seed=1, exclude=train)
-    mc = model_config_from(cfg, 8, 8)
-    model = make_model(**mc)
+    mc = dataclasses.replace(cfg.model, src_vocab=8, tgt_vocab=8)
+    model = make_model_from_config(mc)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    history = Trainer(model, train, cfg, model_config=mc).fit()
+    history = Trainer(model, train, cfg).fit()
     torch.set_num_threads(before)
     return model.eval(), history, test
 
@@ -293,19 +334,9 @@ def test_greedy_decode_simple(copy_model):
     model, _, test = copy_model
     pairs = [([3, 4, 5, 6], [3, 4, 5, 6]), ([7], [7])]
     b = make_batch(pairs)
-    out = greedy_decode_simple(model, b.src, b.src_mask, max_len=8)
+    out = greedy_decode_simple(model, b.src, b.src_mask, max_new_tokens=8)
     assert [strip_special(o) for o in out.tolist()] == [[3, 4, 5, 6], [7]]
     assert out[1].tolist()[:2] == [7, EOS] and set(out[1].tolist()[2:]) <= {PAD}  # PAD after EOS
     assert out.size(1) <= 8
-    short = greedy_decode_simple(model, b.src, b.src_mask, max_len=2)
-    assert short.shape == (2, 2)  # stops at max_len
-
-
-def test_copy_task_pairs():
-    pairs = copy_task_pairs(100, 11, 10, seed=0)
-    assert all(s == t and 1 <= len(s) <= 10 and all(3 <= x < 11 for x in s) for s, t in pairs)
-    assert copy_task_pairs(100, 11, 10, seed=0) == pairs
-    other = copy_task_pairs(50, 11, 10, seed=1, exclude=pairs)
-    assert not {tuple(s) for s, _ in other} & {tuple(s) for s, _ in pairs}
-    with pytest.raises(ValueError, match="no symbols"):
-        copy_task_pairs(1, 3, 5)
+    short = greedy_decode_simple(model, b.src, b.src_mask, max_new_tokens=2)
+    assert short.shape == (2, 2)  # stops at max_new_tokens

@@ -24,7 +24,7 @@ from annotated_transformer.translate import Translator, score_translations
 FIX = Path(__file__).parent / "fixtures"
 SPEC = f"tsv:{FIX / 'de_en_train.tsv'};{FIX / 'dev.tsv'};{FIX / 'test.tsv'}"
 TINY = ["--data", "corpus", "--data-option", f"spec={SPEC}", "--data-option", "vocab_size=350",
-        "--layers", "1", "--d-model", "32", "--heads", "2", "--d-ff", "64", "--warmup", "10", "--max-tokens", "200",
+        "--N", "1", "--d-model", "32", "--h", "2", "--d-ff", "64", "--warmup", "10", "--max-tokens", "200",
         "--log-every", "5", "--eval-every", "10", "--checkpoint-every", "5", "--keep-last", "3", "--device", "cpu",
         "--threads", "1", "--no-progress"]
 
@@ -75,7 +75,7 @@ def test_builder_trains_the_tokenizer_on_the_train_split_only(run):
 
 
 def test_builder_options_and_pairs():
-    cfg = TrainConfig(data="corpus", data_options={"spec": SPEC, "vocab_size": 350, "max_len": 20}, threads=1)
+    cfg = TrainConfig(data="corpus", data_options={"spec": SPEC, "vocab_size": 350, "max_subwords": 20}, threads=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         data = corpus_data(cfg)
@@ -88,8 +88,8 @@ def test_builder_options_and_pairs():
     bad = TrainConfig(data="corpus", data_options={"spec": SPEC, "vocab_sise": 350})
     with pytest.raises(ValueError, match="not understood by the loader"):
         corpus_data(bad)
-    with pytest.raises(ValueError, match="every training pair is longer than max_len=5"):
-        corpus_data(TrainConfig(data="corpus", data_options={"spec": SPEC, "vocab_size": 350, "max_len": 5}))
+    with pytest.raises(ValueError, match="every training pair is longer than max_subwords=5"):
+        corpus_data(TrainConfig(data="corpus", data_options={"spec": SPEC, "vocab_size": 350, "max_subwords": 5}))
 
 
 # ---- translate -----------------------------------------------------------------------------------------------
