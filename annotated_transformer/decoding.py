@@ -227,7 +227,18 @@ class Hypothesis:
     log_prob: float  # log p(tokens | source): the sum of the tokens' log-probabilities
     score: float  # log_prob / lp(len(tokens)): what beam search ranks by
 
+def _best_of(finished: list[list[Hypothesis]], pad: int, device) -> Tensor:
+    "Sort each sentence's finished hypotheses, best first (in place); their best tokens, PAD-padded into a tensor."
+    for hyps in finished:
+        hyps.sort(key=lambda h: h.score, reverse=True)  # stable: equal scores keep the order they finished in
+    # (a sentence ends with no hypothesis only if the model gives every token but PAD probability 0)
+    best = [hyps[0].tokens if hyps else [] for hyps in finished]
+    ids = torch.full((len(best), max(map(len, best))), pad, dtype=torch.long, device=device)
+    for b, toks in enumerate(best):
+        ids[b, :len(toks)] = torch.tensor(toks, dtype=torch.long, device=device)
+    return ids
 
+# %% ../nbs/08_decoding.ipynb #74778f82
 @torch.no_grad()
 def beam_search(
     model: EncoderDecoder,  # run in eval mode for the call (its modes are restored afterwards)
@@ -314,13 +325,7 @@ def beam_search(
             live, tokens = live.index_select(0, index), next_tokens.index_select(0, index).flatten()
             active = [active[i] for i in keep]
 
-    for hyps in finished:
-        hyps.sort(key=lambda h: h.score, reverse=True)  # stable: equal scores keep the order they finished in
-    # (a sentence ends with no hypothesis only if the model gives every token but PAD probability 0)
-    best = [hyps[0].tokens if hyps else [] for hyps in finished]
-    ids = torch.full((batch, max(map(len, best))), pad, dtype=torch.long, device=device)
-    for b, toks in enumerate(best):
-        ids[b, :len(toks)] = torch.tensor(toks, dtype=torch.long, device=device)
+    ids = _best_of(finished, pad, device)
     if return_hypotheses:
         return ids, [hyps[:k] for hyps in finished]
     return ids
