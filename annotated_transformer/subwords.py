@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import sentencepiece as spm
+from fastcore.basics import patch
 
 from .batching import BOS, EOS, PAD, UNK  # the special ids (chapter 06b)
 from .data import _HAS_HAN, ParallelCorpus, Pair, load_corpus, normalize_text
@@ -51,57 +52,6 @@ class Tokenizer:
     def __len__(self) -> int:
         return self.vocab_size
 
-    def encode(self, text: str) -> list[int]:
-        "Subword ids of `text` (normalized first); no BOS/EOS are added."
-        if not isinstance(text, str):
-            raise TypeError(f"encode expects a str, got {type(text).__name__} (use encode_batch for a list)")
-        return self.sp.encode(normalize_text(text))
-
-    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        "encode() for many texts at once (faster)."
-        return self.sp.encode([normalize_text(t) for t in texts])
-
-    def decode(self, ids: Iterable[int]) -> str:
-        "Text of `ids` (a list, tuple or 1-D tensor); pad, bos and eos ids are dropped, not interpreted."
-        ids = ids.tolist() if hasattr(ids, "tolist") else list(ids)
-        if any(isinstance(i, list) for i in ids):
-            raise TypeError("decode expects one sequence of ids; use decode_batch for several")
-        bad = [i for i in ids if not 0 <= i < self.vocab_size]
-        if bad:
-            raise ValueError(f"ids {bad[:5]} are outside the vocabulary (size {self.vocab_size})")
-        return self.sp.decode([int(i) for i in ids])
-
-    def decode_batch(self, batch: Iterable[Iterable[int]]) -> list[str]:
-        return [self.decode(ids) for ids in batch]
-
-    def tokenize(self, text: str) -> list[str]:
-        "The subword pieces of `text` (for display)."
-        return self.sp.encode(normalize_text(text), out_type=str)
-
-    def id_to_piece(self, i: int) -> str:
-        return self.sp.id_to_piece(i)
-
-    def save(self, path: str | os.PathLike) -> Path:
-        "Write the model file (atomically) to `path`; returns the path."
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(self._proto)
-        os.replace(tmp, path)
-        return path
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "Tokenizer":
-        "A Tokenizer from a model file written by `save` or `train_tokenizer`."
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no tokenizer model here; "
-                                    "train one with train_tokenizer(..., out_path=...)")
-        try:
-            return cls(path.read_bytes())
-        except ValueError as e:
-            raise ValueError(f"{path}: {e}") from None
-
     def __getstate__(self):  # picklable, e.g. for DataLoader workers
         return {"model_proto": self._proto}
 
@@ -113,6 +63,72 @@ class Tokenizer:
 
     def __repr__(self):
         return f"Tokenizer(vocab_size={self.vocab_size})"
+
+# %% ../nbs/09a2_subwords.ipynb #bb286769
+@patch
+def encode(self: Tokenizer, text: str) -> list[int]:
+    "Subword ids of `text` (normalized first); no BOS/EOS are added."
+    if not isinstance(text, str):
+        raise TypeError(f"encode expects a str, got {type(text).__name__} (use encode_batch for a list)")
+    return self.sp.encode(normalize_text(text))
+
+
+@patch
+def encode_batch(self: Tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    "encode() for many texts at once (faster)."
+    return self.sp.encode([normalize_text(t) for t in texts])
+
+
+@patch
+def decode(self: Tokenizer, ids: Iterable[int]) -> str:
+    "Text of `ids` (a list, tuple or 1-D tensor); pad, bos and eos ids are dropped, not interpreted."
+    ids = ids.tolist() if hasattr(ids, "tolist") else list(ids)
+    if any(isinstance(i, list) for i in ids):
+        raise TypeError("decode expects one sequence of ids; use decode_batch for several")
+    bad = [i for i in ids if not 0 <= i < self.vocab_size]
+    if bad:
+        raise ValueError(f"ids {bad[:5]} are outside the vocabulary (size {self.vocab_size})")
+    return self.sp.decode([int(i) for i in ids])
+
+
+@patch
+def decode_batch(self: Tokenizer, batch: Iterable[Iterable[int]]) -> list[str]:
+    return [self.decode(ids) for ids in batch]
+
+
+@patch
+def tokenize(self: Tokenizer, text: str) -> list[str]:
+    "The subword pieces of `text` (for display)."
+    return self.sp.encode(normalize_text(text), out_type=str)
+
+
+@patch
+def id_to_piece(self: Tokenizer, i: int) -> str:
+    return self.sp.id_to_piece(i)
+
+# %% ../nbs/09a2_subwords.ipynb #3ad2e298
+@patch
+def save(self: Tokenizer, path: str | os.PathLike) -> Path:
+    "Write the model file (atomically) to `path`; returns the path."
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(self._proto)
+    os.replace(tmp, path)
+    return path
+
+
+@patch(cls_method=True)
+def load(cls: Tokenizer, path: str | os.PathLike) -> "Tokenizer":
+    "A Tokenizer from a model file written by `save` or `train_tokenizer`."
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no tokenizer model here; "
+                                "train one with train_tokenizer(..., out_path=...)")
+    try:
+        return cls(path.read_bytes())
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
 
 # %% ../nbs/09a2_subwords.ipynb #5b3d856f
 def _cjk_share(texts: Sequence[str]) -> float:

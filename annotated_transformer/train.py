@@ -80,7 +80,7 @@ def _add_model_flags(group, default: TransformerConfig) -> None:
     for flag, name in _OLD_MODEL_FLAGS.items():
         group.add_argument(flag, dest=f"model.{name}", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
-
+# %% ../nbs/07a_train.ipynb #3149e3e5
 def build_parser() -> argparse.ArgumentParser:
     "The argument parser of `annotated-transformer train` (one flag per TrainConfig field)."
     parser = argparse.ArgumentParser(

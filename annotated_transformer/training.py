@@ -299,6 +299,7 @@ def validate(self: TrainConfig) -> TrainConfig:
                          "copy_train_size >= 1, copy_dev_size >= 0")
     return self
 
+# %% ../nbs/07_training.ipynb #6d7abd81
 # settings saved before TrainConfig held a TransformerConfig: flat names -> model fields
 _FLAT_MODEL_KEYS = {"layers": "N", "heads": "h", "d_model": "d_model", "d_ff": "d_ff", "dropout": "dropout",
                     "share_embeddings": "share_embeddings", "norm_first": "norm_first", "max_len": "max_positions"}
@@ -340,7 +341,6 @@ def to_dict(self: TrainConfig) -> dict:
     for key in VOCAB_FIELDS:
         del values["model"][key]
     return values
-
 
 # %% ../nbs/07_training.ipynb #e87ac637
 def build_model(

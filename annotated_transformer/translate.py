@@ -316,7 +316,7 @@ def _translator(args) -> Translator:
         torch.set_num_threads(args.threads)
     return Translator(args.model, avg=args.avg, tokenizer=args.tokenizer, device=args.device)
 
-
+# %% ../nbs/09b_translate.ipynb #e7236797
 def _decode_lines(data: bytes, source: str) -> list[str]:
     "The lines of `data`, decoded once as UTF-8; an error names `source`, the line and the byte."
     try:
@@ -340,7 +340,7 @@ def _read_text_lines(path: Path | None) -> list[str]:
         raise FileNotFoundError(f"no such input file: {path}")
     return _decode_lines(Path(path).read_bytes(), str(path))
 
-
+# %% ../nbs/09b_translate.ipynb #a8269d78
 def translate_main(argv: Sequence[str] | None = None) -> int:
     "`annotated-transformer translate`: translate sentences, one per line, with a trained run."
     p = argparse.ArgumentParser(prog="annotated-transformer translate",
