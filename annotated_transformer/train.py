@@ -271,6 +271,43 @@ def _write_data_files(out: Path, files: dict) -> None:
         tmp.write_bytes(data)
         os.replace(tmp, out / name)
 
+# %% ../nbs/07a_train.ipynb #03650975
+def _check_data(cfg: TrainConfig, data, files: dict[str, bytes], out: Path, start: str) -> None:
+    "Refuse data that cannot train this model, and a data file that would replace a user's own file in `out`."
+    for side, vocab, pairs in [("source", data.src_vocab, data.train), ("target", data.tgt_vocab, data.train)]:
+        k = 0 if side == "source" else 1
+        top = max((max(p[k], default=0) for p in pairs), default=0)
+        if top >= vocab:
+            raise ValueError(f"the training data holds {side} id {top}, outside the {side} vocabulary of {vocab}")
+    if start == "new":  # a user's own file of the same name is never replaced
+        for name, content in files.items():
+            if (out / name).is_file() and (out / name).read_bytes() != content:
+                raise ValueError(f"{out / name} is in the way: the data builder writes a different {name} "
+                                 "there. Move it away, or use another --out")
+    if cfg.model.share_embeddings and data.src_vocab != data.tgt_vocab:
+        raise ValueError(f"share_embeddings needs a shared vocabulary, but the data has {data.src_vocab} source "
+                         f"and {data.tgt_vocab} target tokens: use --no-share-embeddings")
+
+
+def _write_run_config(out: Path, cfg: TrainConfig, trainer: Trainer, data, files: dict[str, bytes], argv,
+                      world: int, resume_from: Path | None) -> None:
+    "config.json (settings, model, data, command, provenance), then the data builder's files."
+    info = {"train": cfg.to_dict(), "model": trainer.model_config,
+            "data": {"name": cfg.data, "src_vocab": data.src_vocab, "tgt_vocab": data.tgt_vocab, "pad": data.pad,
+                     "bos": data.bos, "eos": data.eos, "train_pairs": len(data.train),
+                     "dev_pairs": len(data.dev), "meta": data.meta},
+            "files": sorted(files),  # the data builder's files (--overwrite deletes them too)
+            "command": (["annotated-transformer", "train", *argv] if argv is not None  # called as the CLI command
+                        else [Path(sys.argv[0]).name, *sys.argv[1:]]),  # python -m / torchrun
+            "world_size": world, "device": str(trainer.device), "torch": torch.__version__,
+            "resumed_from": str(resume_from) if resume_from else None,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / ".config.json.tmp"  # config.json first: from now on the directory holds this run
+    tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out / "config.json")
+    _write_data_files(out, files)
+
 # %% ../nbs/07a_train.ipynb #f513b60e
 def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: str = "new") -> int:
     "Train into `out`; `start` (from run_start): new, resume (from resume_from), restart (from step 0) or overwrite."
@@ -281,19 +318,7 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
         random.seed(cfg.seed); np.random.seed(cfg.seed); torch.manual_seed(cfg.seed)
         data = get_data_builder(cfg.data)(cfg)
         files = _data_file_bytes(data.files)
-        for side, vocab, pairs in [("source", data.src_vocab, data.train), ("target", data.tgt_vocab, data.train)]:
-            k = 0 if side == "source" else 1
-            top = max((max(p[k], default=0) for p in pairs), default=0)
-            if top >= vocab:
-                raise ValueError(f"the training data holds {side} id {top}, outside the {side} vocabulary of {vocab}")
-        if start == "new":  # a user's own file of the same name is never replaced
-            for name, content in files.items():
-                if (out / name).is_file() and (out / name).read_bytes() != content:
-                    raise ValueError(f"{out / name} is in the way: the data builder writes a different {name} "
-                                     "there. Move it away, or use another --out")
-        if cfg.model.share_embeddings and data.src_vocab != data.tgt_vocab:
-            raise ValueError(f"share_embeddings needs a shared vocabulary, but the data has {data.src_vocab} source "
-                             f"and {data.tgt_vocab} target tokens: use --no-share-embeddings")
+        _check_data(cfg, data, files, out, start)
         model = build_model(dataclasses.replace(cfg.model, src_vocab=data.src_vocab, tgt_vocab=data.tgt_vocab), cfg.arch)
         torch.manual_seed(cfg.seed + rank)  # dropout differs between ranks
         trainer = Trainer(model, data.train, cfg, dev_pairs=data.dev, out_dir=out,
@@ -313,21 +338,7 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
         if resume_from is not None:
             trainer.load(resume_from)
         if rank == 0:
-            info = {"train": cfg.to_dict(), "model": trainer.model_config,
-                    "data": {"name": cfg.data, "src_vocab": data.src_vocab, "tgt_vocab": data.tgt_vocab, "pad": data.pad,
-                             "bos": data.bos, "eos": data.eos, "train_pairs": len(data.train),
-                             "dev_pairs": len(data.dev), "meta": data.meta},
-                    "files": sorted(files),  # the data builder's files (--overwrite deletes them too)
-                    "command": (["annotated-transformer", "train", *argv] if argv is not None  # called as the CLI command
-                                else [Path(sys.argv[0]).name, *sys.argv[1:]]),  # python -m / torchrun
-                    "world_size": world, "device": str(trainer.device), "torch": torch.__version__,
-                    "resumed_from": str(resume_from) if resume_from else None,
-                    "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-            out.mkdir(parents=True, exist_ok=True)
-            tmp = out / ".config.json.tmp"  # config.json first: from now on the directory holds this run
-            tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-            os.replace(tmp, out / "config.json")
-            _write_data_files(out, files)
+            _write_run_config(out, cfg, trainer, data, files, argv, world, resume_from)
             print(f"training on {trainer.device} × {world}: {len(data.train)} pairs, "
                   f"{sum(p.numel() for p in model.parameters()):,} parameters, steps {trainer.step} → {cfg.steps}",
                   flush=True)
