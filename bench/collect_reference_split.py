@@ -12,7 +12,8 @@ What it reads (none of it is committed; checkpoints never are):
 * `RUNS/px_*` -- the ablation on a small proxy (2+2 layers, d_model 128, 400 updates of 2,000 target tokens,
   warm-up 400, the proxy reference loop's tokenizer for every row, so that perplexities compare).
 
-Each entry keeps its command, commit, device, torch version and date.
+Each entry keeps its command, commit, device, torch version and date. Entries already in the output file whose run
+directories are gone (runs/ is not committed) are kept; `--replace` writes only the runs found now.
 """
 from __future__ import annotations
 
@@ -83,10 +84,29 @@ def finished(run: Path) -> bool:
     return done >= steps
 
 
+def merge_recorded(recorded: dict, found: dict) -> dict:
+    """`found` plus every entry of `recorded` whose run is not in `found`: run directories are not committed
+    and do not survive a fresh checkout, but their recorded results must."""
+    merged = dict(found)
+    for key, rows in found.items():
+        if not isinstance(rows, list):
+            continue
+        name = "run" if key == "ablation" else "name"
+        have = {r[name] for r in rows}
+        kept = [r for r in recorded.get(key, []) if r[name] not in have]
+        for r in kept:
+            print(f"kept {key} {r[name]}: recorded earlier, its run directory is not here")
+        merged[key] = sorted(rows + kept, key=lambda r: r[name]) if key != "ablation" else \
+            [r for n, *_ in ABLATION for r in rows + kept if r[name] == n]
+    return merged
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs-dir", type=Path, default=REPO / "runs")
     p.add_argument("--out", type=Path, default=REPO / "results" / "reference_split.json")
+    p.add_argument("--replace", action="store_true",
+                   help="write only the runs found now (default: keep the entries of OUT whose runs are gone)")
     args = p.parse_args(argv)
     runs = args.runs_dir
     out = {"what": "German->English on ../shared/data/reference-split (29,602 train / 500 dev / 1,000 test verses), "
@@ -108,6 +128,8 @@ def main(argv=None):
             out["ablation"].append({"run": name, "code": code, "what": what, "dev_ppl": r["dev_ppl"],
                                     "command": r["command"], "date": r["date"],
                                     "target_tokens_per_step": r["target_tokens_per_step"]})
+    if args.out.exists() and not args.replace:
+        out = merge_recorded(json.loads(args.out.read_text(encoding="utf-8")), out)
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {args.out}: {len(out['reference_loop'])} reference, {len(out['ours'])} ours (de-en), "
           f"{len(out['ours_zhen'])} ours (zh-en), "
