@@ -77,7 +77,7 @@ def make_batch(
                  ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
 
 # %% ../nbs/06b_batches.ipynb #97891314
-SOURCE_ALLOWANCE = 2  # a batch's padded source may be up to this many times max_tokens
+SOURCE_ALLOWANCE = 4  # a batch's padded source may be up to this many times max_tokens (a guard on memory)
 
 
 class TokenBatchSampler:
@@ -86,7 +86,7 @@ class TokenBatchSampler:
     def __init__(
         self,
         pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids) without special tokens
-        max_tokens: int,  # budget: pairs × longest target ≤ max_tokens (and pairs × longest source ≤ 2 max_tokens)
+        max_tokens: int,  # budget: pairs × longest target ≤ max_tokens (and pairs × longest source ≤ 4 max_tokens)
         seed: int = 0,  # the plan of epoch e depends only on (seed, e)
         shuffle: bool = True,  # False: batches in length order (for evaluation)
         num_shards: int = 1,  # DDP world size: every batch must hold at least this many pairs
