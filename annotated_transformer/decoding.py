@@ -9,6 +9,7 @@ import contextlib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import torch
 from fastcore.basics import patch
@@ -238,6 +239,36 @@ def _best_of(finished: list[list[Hypothesis]], pad: int, device) -> Tensor:
         ids[b, :len(toks)] = torch.tensor(toks, dtype=torch.long, device=device)
     return ids
 
+# %% ../nbs/08_decoding.ipynb #b7e3c1a95d20
+class _StepLists(NamedTuple):
+    "One step of beam search as Python lists, row i for the i-th active sentence (one transfer from the device)."
+
+    prefixes: list[list[int]] | None  # tokens of every decoder row before this step (None: nothing finishes)
+    done: list[list[bool]]  # [i][r]: candidate r (of the 2k best) ends with EOS among the k best
+    cand: list[list[float]]  # [i][r]: its log-probability
+    rows: list[list[int]]  # [i][r]: the decoder row it extends
+    live: list[list[float]]  # [i][j]: log-probability of live hypothesis j (-inf: an empty slot)
+    next_tokens: list[list[int]]  # [i][j]: its last token
+    next_rows: list[list[int]]  # [i][j]: the decoder row it extends
+
+
+def _settle(hyps: list[Hypothesis], step: _StepLists, i: int, length: int, limit: int, eos: int,
+            lp: Callable[[int], float], early_stopping: bool) -> bool:
+    "Add sentence i's hypotheses that finish at this step to `hyps`; whether the sentence searches on."
+    for r, done in enumerate(step.done[i]):  # candidates ending with EOS among the k best: finished
+        if done:
+            hyps.append(Hypothesis(step.prefixes[step.rows[i][r]] + [eos], step.cand[i][r], step.cand[i][r] / lp(length)))
+    if length >= limit:  # the length limit: the live hypotheses finish here, without EOS
+        for j, log_p in enumerate(step.live[i]):
+            if log_p > float("-inf"):
+                hyps.append(Hypothesis(step.prefixes[step.next_rows[i][j]] + [step.next_tokens[i][j]], log_p,
+                                       log_p / lp(length)))
+        return False
+    # early stopping: the best score any live hypothesis could still reach is L / lp(T_max);
+    # if the best finished one is at least as good, the answer can no longer change
+    return not (early_stopping and hyps and max(h.score for h in hyps) >= step.live[i][0] / lp(limit))
+
+
 # %% ../nbs/08_decoding.ipynb #74778f82
 @torch.no_grad()
 def beam_search(
@@ -285,36 +316,18 @@ def beam_search(
             rows = origin + k * torch.arange(n, device=device).unsqueeze(1)  # decoder rows the candidates extend
             live, next_tokens, next_rows = cand_lp.gather(1, live_pos), token.gather(1, live_pos), rows.gather(1, live_pos)
 
-            # Python bookkeeping: record finished hypotheses, decide which sentences go on
+            # Python bookkeeping, one sentence at a time: record finished hypotheses, decide which go on
             at_limit = [length >= limits[s] for s in active]
-            seqs_l = seqs.tolist() if (bool(done_mask.any()) or any(at_limit)) else None
-            done_l, cand_l, rows_l = done_mask.tolist(), cand_lp.tolist(), rows.tolist()
-            live_l, next_tok_l, next_rows_l = live.tolist(), next_tokens.tolist(), next_rows.tolist()
-            record = [] if trace is not None else None
-            keep = []
-            for i, s in enumerate(active):
-                for r in range(k):  # candidates ending with EOS among the k best: finished
-                    if done_l[i][r]:
-                        finished[s].append(Hypothesis(seqs_l[rows_l[i][r]] + [eos], cand_l[i][r],
-                                                      cand_l[i][r] / lp(length)))
-                        if record is not None:
-                            record.append((s, origin[i, r].item(), cand_l[i][r], cand_l[i][r] / lp(length)))
-                if at_limit[i]:  # the length limit: the live hypotheses finish here, without EOS
-                    for j in range(k):
-                        if live_l[i][j] > float("-inf"):
-                            finished[s].append(Hypothesis(seqs_l[next_rows_l[i][j]] + [next_tok_l[i][j]],
-                                                          live_l[i][j], live_l[i][j] / lp(length)))
-                    continue
-                # early stopping: the best score any live hypothesis could still reach is L / lp(T_max);
-                # if the best finished one is at least as good, the answer can no longer change
-                if early_stopping and finished[s] and \
-                        max(h.score for h in finished[s]) >= live_l[i][0] / lp(limits[s]):
-                    continue
-                keep.append(i)
+            step = _StepLists(seqs.tolist() if (bool(done_mask.any()) or any(at_limit)) else None, done_mask.tolist(),
+                              cand_lp.tolist(), rows.tolist(), live.tolist(), next_tokens.tolist(), next_rows.tolist())
+            keep = [i for i, s in enumerate(active)
+                    if _settle(finished[s], step, i, length, limits[s], eos, lp, early_stopping)]
             if trace is not None:
                 trace.append({"length": length, "sentences": list(active),
-                              "origin": origin.gather(1, live_pos).tolist(), "token": next_tok_l,
-                              "log_prob": live_l, "finished": record})
+                              "origin": origin.gather(1, live_pos).tolist(), "token": step.next_tokens,
+                              "log_prob": step.live, "finished": [
+                                  (s, origin[i, r].item(), step.cand[i][r], step.cand[i][r] / lp(length))
+                                  for i, s in enumerate(active) for r in range(k) if step.done[i][r]]})
             if not keep:
                 break
             # the next step's rows: follow each kept sentence's live hypotheses to the rows they extend
