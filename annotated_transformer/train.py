@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -289,6 +290,22 @@ def _check_data(cfg: TrainConfig, data, files: dict[str, bytes], out: Path, star
                          f"and {data.tgt_vocab} target tokens: use --no-share-embeddings")
 
 
+def _code_version() -> dict:
+    "Which code trains: the package's directory and, in a git checkout, its commit and whether the package differs."
+    here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
+    git = lambda *a: subprocess.run(["git", "-C", str(here), *a], capture_output=True, text=True, timeout=10)
+    unknown = {"path": str(here), "commit": None, "modified": None}
+    try:
+        tracked = git("ls-files", "--", ".")  # empty when `here` is, say, site-packages inside someone's repository
+        commit = git("rev-parse", "--short", "HEAD")
+        changed = git("status", "--porcelain", "--", ".")
+    except (OSError, subprocess.SubprocessError):  # no git: the directory is all there is to say
+        return unknown
+    if commit.returncode != 0 or tracked.returncode != 0 or not tracked.stdout.strip():
+        return unknown
+    return {"path": str(here), "commit": commit.stdout.strip(), "modified": bool(changed.stdout.strip())}
+
+
 def _write_run_config(out: Path, cfg: TrainConfig, trainer: Trainer, data, files: dict[str, bytes], argv,
                       world: int, resume_from: Path | None) -> None:
     "config.json (settings, model, data, command, provenance), then the data builder's files."
@@ -299,6 +316,7 @@ def _write_run_config(out: Path, cfg: TrainConfig, trainer: Trainer, data, files
             "files": sorted(files),  # the data builder's files (--overwrite deletes them too)
             "command": (["annotated-transformer", "train", *argv] if argv is not None  # called as the CLI command
                         else [Path(sys.argv[0]).name, *sys.argv[1:]]),  # python -m / torchrun
+            "code": _code_version(),  # provenance: which commit made these numbers
             "world_size": world, "device": str(trainer.device), "torch": torch.__version__,
             "resumed_from": str(resume_from) if resume_from else None,
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

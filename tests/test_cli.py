@@ -120,6 +120,18 @@ def test_bad_settings_exit_2_with_a_clear_message(tmp_path, capsys, args, config
 
 
 # ---- end to end ----------------------------------------------------------------------------------
+def assert_code_provenance(code: dict) -> None:
+    "config.json names the code that trained: in a git checkout of the package, its commit, as git itself says."
+    package = Path(cli.__file__).resolve().parent
+    assert code["path"] == str(package)
+    head = subprocess.run(["git", "-C", str(package), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    tracked = subprocess.run(["git", "-C", str(package), "ls-files", "--", "."], capture_output=True, text=True)
+    if head.returncode == 0 and tracked.stdout.strip():  # the tests run from a checkout (CI: a clean clone)
+        assert code["commit"] == head.stdout.strip() and isinstance(code["modified"], bool)
+    else:  # an installed copy: no commit to name, and none made up
+        assert code["commit"] is None and code["modified"] is None
+
+
 def test_train_end_to_end_then_resume_after_a_crash(tmp_path, monkeypatch):
     straight = tmp_path / "straight"
     assert cli.main(["train", *TINY, "--steps", "10", "--checkpoint-every", "3", "--keep-last", "2",
@@ -128,6 +140,7 @@ def test_train_end_to_end_then_resume_after_a_crash(tmp_path, monkeypatch):
     info = json.loads((straight / "config.json").read_text())
     assert info["model"]["N"] == 1 and info["data"]["train_pairs"] == 300 and info["train"]["steps"] == 10
     assert info["command"][:3] == ["annotated-transformer", "train", TINY[0]]  # the command as typed, subcommand too
+    assert_code_provenance(info["code"])
     assert [p.name for p in list_checkpoints(straight)] == ["step_000009.pt", "step_000010.pt"]
     assert [r["step"] for r in metrics(straight)] == list(range(1, 11))
     model = load_model(straight, device="cpu")
