@@ -36,6 +36,21 @@ ABLATION = [
 ]
 
 
+# runs made before `train` wrote its commit into config.json ("code"), keyed by (run, start date): the commit they
+# were started from with a clean package, as noted by whoever started them
+STARTED_FROM = {("deen_fixed_s0", "2026-11-24T23:01:38+0000"): "a464088",
+                ("deen_fixed_s1", "2026-11-24T23:01:39+0000"): "a464088",
+                ("deen_fixed_s2", "2026-11-25T00:01:11+0000"): "3266079"}
+
+
+def code_of(run: Path, config: dict) -> str | None:
+    "The commit a run's code came from ('+ changes' when the package differed from it), if known."
+    code = config.get("code")
+    if code and code.get("commit"):
+        return code["commit"] + (" + changes" if code.get("modified") else "")
+    return STARTED_FROM.get((run.name, config["date"]))
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -55,7 +70,7 @@ def ours_run(run: Path) -> dict:
     command = list(config["command"])
     if command[:1] == ["annotated-transformer"] and command[1:2] != ["train"]:  # config.json before 2b34712 left it out
         command.insert(1, "train")
-    return {"name": run.name, "command": " ".join(command), "date": config["date"],
+    return {"name": run.name, "command": " ".join(command), "commit": code_of(run, config), "date": config["date"],
             "torch": config["torch"], "device": f"{config['device']} ({cpu_name()}), 1 thread",
             "train": config["train"], "dev_curve": [{"step": r["step"], "dev_ppl": r["dev_ppl"]} for r in dev],
             "dev_ppl": dev[-1]["dev_ppl"] if dev else None, "seconds_in_training_steps": round(seconds),
@@ -88,6 +103,9 @@ def merge_recorded(recorded: dict, found: dict) -> dict:
     """`found` plus every entry of `recorded` whose run is not in `found`: run directories are not committed
     and do not survive a fresh checkout, but their recorded results must."""
     merged = dict(found)
+    for key, rows in recorded.items():  # whole sections that no run of today writes (superseded runs, kept for the record)
+        if key not in merged:
+            merged[key] = rows
     for key, rows in found.items():
         if not isinstance(rows, list):
             continue
