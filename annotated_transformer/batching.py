@@ -91,8 +91,7 @@ class TokenBatchSampler:
         shuffle: bool = True,  # False: batches in length order (for evaluation)
         num_shards: int = 1,  # DDP world size: every batch must hold at least this many pairs
     ):
-        if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        max_tokens = _check_int(max_tokens, "max_tokens", 1)
         if len(pairs) == 0:
             raise ValueError("TokenBatchSampler needs at least one sentence pair")
         self.max_tokens, self.seed, self.shuffle, self.num_shards = max_tokens, seed, shuffle, num_shards

@@ -98,8 +98,10 @@ def test_sampler_errors():
     with pytest.raises(ValueError, match=r"pair 1 has a source of 81 tokens .* \(80 with max_tokens=20\)"):
         TokenBatchSampler([([3], [3]), ([3] * 80, [3])], 20)
     TokenBatchSampler([([3] * 79, [3])], 20)  # a source up to SOURCE_ALLOWANCE (4) times the budget is allowed
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match=r"max_tokens must be >= 1, got 0"):
         TokenBatchSampler([([3], [3])], 0)
+    with pytest.raises(TypeError, match=r"max_tokens must be an int, got float"):
+        TokenBatchSampler([([3], [3])], 40.0)
     with pytest.raises(ValueError, match="cannot be shared by 2 ranks"):
         TokenBatchSampler([([3], [3] * 9), ([3], [3])], 10, num_shards=2)
 
