@@ -237,7 +237,7 @@ class TrainConfig:
     adam_beta2: float = _opt(0.98, "Adam β2")
     adam_eps: float = _opt(1e-9, "Adam ε")
     max_tokens: int = _opt(25000, "padded target tokens per batch (§5.1: ~25000 per side), shared by all "
-                                "ranks; its source side may take up to twice as many")
+                                "ranks; its source side may take up to four times as many (SOURCE_ALLOWANCE)")
     accum_steps: int = _opt(1, "batches per update (gradient accumulation): global batch = accum_steps × max_tokens")
     clip_norm: float = _opt(0.0, "clip the gradient norm to this value; 0 = no clipping (the paper does not clip)")
     steps: int = _opt(100000, "number of updates (the base model: 100000)")
