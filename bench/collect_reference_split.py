@@ -9,6 +9,9 @@ What it reads (none of it is committed; checkpoints never are):
   recipe on its German->English and Chinese->English files (config.json, metrics.jsonl) and the
   `annotated-transformer evaluate --json` files written next to them as `RUNS/<run>.eval.<what>.json`; a run
   that has not reached its last step yet is left out (and said so);
+* `RUNS/ab_<variant>_s<seed>` -- full-size runs of `bench/ablate_model.py`, the recipe with one difference from the
+  independent loop patched in (compared with `deen_fixed_s<seed>`: same seed, data order and dropout masks); a
+  screening run may stop early, and its curve is kept as far as it went;
 * `RUNS/px_*` -- the ablation on a small proxy (2+2 layers, d_model 128, 400 updates of 2,000 target tokens,
   warm-up 400, the proxy reference loop's tokenizer for every row, so that perplexities compare).
 
@@ -34,6 +37,24 @@ ABLATION = [
     ("px_budgetonly", "8ef194f with Xavier embeddings", "only the token budget fixed (padded target tokens)"),
     ("px_ours", "8ef194f", "both fixed (today's default)"),
 ]
+
+
+# what each variant of bench/ablate_model.py changes (its docstring has the details)
+VARIANTS = {"zero_attn_bias": "attention projection biases start at 0 (nn.MultiheadAttention)",
+            "final_norm": "a final LayerNorm after each stack (nn.Transformer, post-norm too)",
+            "no_generator_bias": "no bias in the pre-softmax projection (the loop)",
+            "torch_ce": "nn.CrossEntropyLoss's label smoothing: eps/V on every class",
+            "loop_tokenizer": "the loop's sentencepiece model (nmt_nfkc, no byte fallback)",
+            "arch_torch": "--arch torch: nn.Transformer's layers (zero attention biases) in the package's trainer",
+            "loop_rebatch": "the independent loop itself, its batches cut anew every epoch (--rebatch), as the package's"}
+OPTIONS = ("loop_tokenizer", "arch_torch")  # variants made by train's own options, not by a patch
+# the first screens ran a copy of bench/ablate_model.py's patches kept outside the repository, chosen by an
+# environment variable; the patches are the ones committed
+SCREEN_NOTES = {("ab_zero_attn_bias_s0", "2026-11-25T01:35:08+0000"): "run as runs/screen/patched_train.py "
+                "(VARIANT=zero_attn_bias), stopped after step 500",
+                ("ab_final_norm_s0", "2026-11-25T01:35:08+0000"): "run as runs/screen/patched_train.py "
+                "(VARIANT=final_norm)",
+                ("ab_loop_tokenizer_s0", "2026-11-25T02:08:16+0000"): "stopped after step 500"}
 
 
 # runs made before `train` wrote its commit into config.json ("code"), keyed by (run, start date): the commit they
@@ -99,6 +120,30 @@ def finished(run: Path) -> bool:
     return done >= steps
 
 
+def ablation_run(run: Path) -> dict:
+    "A full-size ablation run (possibly stopped early): its variant, curve and how it was made."
+    variant, seed = run.name[len("ab_"):].rsplit("_s", 1)
+    variant = variant.replace("-", "+")  # a directory name holds a combination as a-b
+    r = ours_run(run)
+    config = json.loads((run / "config.json").read_text())
+    args = r["command"].split(" ", 1)[1]  # after "annotated-transformer"
+    if (run / "result.json").exists():  # a run of the independent loop
+        r = reference_run(run)
+        p = r["provenance"]
+        return {"run": run.name, "variant": variant, "what": VARIANTS.get(variant, "?"), "seed": int(seed),
+                "paired_with": f"ref_deen_s{seed}", "steps_done": r["dev_curve"][-1]["step"],
+                "steps_planned": int(json.loads((run / "result.json").read_text())["args"]["steps"]),
+                "dev_curve": r["dev_curve"], "command": "python bench/" + " ".join(p["command"]),
+                "commit": p["commit"], "date": p["date"], "device": r["device"], "note": None}
+    patches = "+".join(v for v in variant.split("+") if v not in OPTIONS)
+    command = f"python bench/ablate_model.py {patches} {args}" if patches else f"annotated-transformer {args}"
+    steps = max((x["step"] for x in read_jsonl(run / "metrics.jsonl") if "loss" in x), default=0)
+    return {"run": run.name, "variant": variant, "what": "; ".join(VARIANTS.get(v, "?") for v in variant.split("+")), "seed": int(seed),
+            "paired_with": f"deen_fixed_s{seed}", "steps_done": steps, "steps_planned": config["train"]["steps"],
+            "dev_curve": r["dev_curve"], "command": command, "commit": r["commit"], "date": r["date"],
+            "device": r["device"], "note": SCREEN_NOTES.get((run.name, r["date"]))}
+
+
 def merge_recorded(recorded: dict, found: dict) -> dict:
     """`found` plus every entry of `recorded` whose run is not in `found`: run directories are not committed
     and do not survive a fresh checkout, but their recorded results must."""
@@ -109,7 +154,7 @@ def merge_recorded(recorded: dict, found: dict) -> dict:
     for key, rows in found.items():
         if not isinstance(rows, list):
             continue
-        name = "run" if key == "ablation" else "name"
+        name = "run" if key in ("ablation", "full_size_ablation") else "name"
         have = {r[name] for r in rows}
         kept = [r for r in recorded.get(key, []) if r[name] not in have]
         for r in kept:
@@ -133,6 +178,8 @@ def main(argv=None):
            "reference_loop": [reference_run(d) for d in sorted(runs.glob("ref_*")) if (d / "result.json").exists()],
            "ours": [ours_run(d) for d in sorted(runs.glob("deen_fixed_s*")) if finished(d)],
            "ours_zhen": [ours_run(d) for d in sorted(runs.glob("zhen_fixed_s*")) if finished(d)],
+           "full_size_ablation": [ablation_run(d) for d in sorted(runs.glob("ab_*_s*"))
+                                  if (d / "metrics.jsonl").exists() or (d / "result.json").exists()],
            "ablation": []}
     for name, code, what in ABLATION:
         d = runs / name
@@ -151,7 +198,7 @@ def main(argv=None):
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {args.out}: {len(out['reference_loop'])} reference, {len(out['ours'])} ours (de-en), "
           f"{len(out['ours_zhen'])} ours (zh-en), "
-          f"{len(out['ablation'])} ablation rows")
+          f"{len(out['full_size_ablation'])} full-size ablation runs, {len(out['ablation'])} proxy ablation rows")
 
 
 if __name__ == "__main__":

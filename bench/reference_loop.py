@@ -156,6 +156,8 @@ def main():
     p.add_argument("--dropout", type=float, default=0.1); p.add_argument("--label-smoothing", type=float, default=0.1)
     p.add_argument("--warmup", type=int, default=1000); p.add_argument("--max-tokens", type=int, default=4000)
     p.add_argument("--vocab", type=int, default=8000)
+    p.add_argument("--rebatch", action="store_true", help="cut the length-sorted batches anew every epoch (ties "
+                   "broken at random), as the package's sampler does, instead of once (an ablation; off by default)")
     p.add_argument("--coverage", type=float, default=None, help="sentencepiece character coverage "
                    "(default 0.9995 if the text is mostly CJK, else 1.0)")
     p.add_argument("--eval-every", type=int, default=500); p.add_argument("--threads", type=int, default=1)
@@ -186,6 +188,8 @@ def main():
     logf = open(a.out / "log.jsonl", "w")
     tokens = 0
     while step < a.steps:
+        if a.rebatch and epoch > 0:
+            batches = make_batches(train_ids, a.max_tokens, rng)
         rng.shuffle(batches)
         for idx in batches:
             src, tgt_in, tgt_out = tensors(train_ids, idx)

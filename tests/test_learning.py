@@ -93,3 +93,59 @@ def test_reference_loop_runs_and_records(tmp_path):
     # its tokenizer follows the package's id layout, so that a package run can reuse it (--data-option tokenizer=)
     from annotated_transformer.subwords import Tokenizer
     assert Tokenizer.load(out / "spm.model").vocab_size == 120
+
+
+ABLATE = Path(__file__).resolve().parents[1] / "bench" / "ablate_model.py"
+# run in a fresh interpreter: the patches of bench/ablate_model.py change the package for the whole process
+_ABLATE_CHECK = r"""
+import importlib.util, sys, torch
+from torch import nn
+import torch.nn.functional as F
+spec = importlib.util.spec_from_file_location("ablate_model", sys.argv[1]); ab = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ab)
+import annotated_transformer.training as T
+from annotated_transformer.model import TransformerConfig
+from annotated_transformer.multihead import MultiHeadAttention
+variant = sys.argv[2]
+ab.patch(variant)
+torch.manual_seed(0)
+model = T.make_model_from_config(TransformerConfig(50, 50, N=1, d_model=16, d_ff=32, h=2, share_embeddings=True))
+print("next-random", torch.rand(1).item())  # the patch leaves the random stream as it was
+biases = [m.w_q.bias for m in model.modules() if isinstance(m, MultiHeadAttention)]
+print("attn-bias-zero", all(bool((b == 0).all()) for b in biases))
+print("final-norm", type(model.encoder.norm).__name__, type(model.decoder.norm).__name__)
+print("generator-bias", model.generator.proj.bias is not None)
+logp, y = torch.randn(6, 50).log_softmax(-1), torch.tensor([5, 7, 0, 9, 1, 0])
+ours = T.LabelSmoothingLoss(50, 0, 0.1, reduction="sum")(logp, y)
+torch_ce = F.cross_entropy(logp, y, ignore_index=0, label_smoothing=0.1, reduction="sum")
+print("loss-is-torch-ce", bool(torch.isclose(ours, torch_ce)))
+"""
+
+
+def _ablated(variant: str) -> dict:
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", _ABLATE_CHECK, str(ABLATE), variant], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return dict(line.split(" ", 1) for line in proc.stdout.strip().splitlines())
+
+
+@pytest.fixture(scope="module")
+def unpatched():
+    return _ablated("none")
+
+
+@pytest.mark.parametrize("variant, expect", [
+    ("zero_attn_bias", {"attn-bias-zero": "True"}),
+    ("final_norm", {"final-norm": "LayerNorm LayerNorm"}),
+    ("no_generator_bias", {"generator-bias": "False"}),
+    ("torch_ce", {"loss-is-torch-ce": "True"}),
+])
+def test_ablation_patches_change_one_thing(unpatched, variant, expect):
+    "Each variant of bench/ablate_model.py changes what it says and leaves the random stream alone (paired runs)."
+    assert unpatched == {"next-random": unpatched["next-random"], "attn-bias-zero": "False",
+                         "final-norm": "Identity Identity", "generator-bias": "True", "loss-is-torch-ce": "False"}
+    patched = _ablated(variant)
+    for key, value in unpatched.items():
+        assert patched[key] == expect.get(key, value), (key, patched[key])
