@@ -46,7 +46,7 @@ VARIANTS = {"zero_attn_bias": "attention projection biases start at 0 (nn.Multih
             "torch_ce": "nn.CrossEntropyLoss's label smoothing: eps/V on every class",
             "loop_tokenizer": "the loop's sentencepiece model (nmt_nfkc, no byte fallback)",
             "arch_torch": "--arch torch: nn.Transformer's layers (zero attention biases) in the package's trainer",
-            "loop_rebatch": "the independent loop itself, its batches cut anew every epoch (--rebatch), as the package's"}
+            "loop_rebatch": "the independent loop itself, its batches cut anew every epoch (--rebatch), as the package's sampler does"}
 OPTIONS = ("loop_tokenizer", "arch_torch")  # variants made by train's own options, not by a patch
 # the first screens ran a copy of bench/ablate_model.py's patches kept outside the repository, chosen by an
 # environment variable; the patches are the ones committed
@@ -54,7 +54,9 @@ SCREEN_NOTES = {("ab_zero_attn_bias_s0", "2026-11-25T01:35:08+0000"): "run as ru
                 "(VARIANT=zero_attn_bias), stopped after step 500",
                 ("ab_final_norm_s0", "2026-11-25T01:35:08+0000"): "run as runs/screen/patched_train.py "
                 "(VARIANT=final_norm)",
-                ("ab_loop_tokenizer_s0", "2026-11-25T02:08:16+0000"): "stopped after step 500"}
+                ("ab_loop_tokenizer_s0", "2026-11-25T02:08:16+0000"): "stopped after step 500",
+                ("ab_loop_rebatch_s0", "2026-11-25T03:08:12+0000"): "--rebatch was not committed yet when it started "
+                "(it came with 162e5ed; the commit named is the one checked out)"}
 
 
 # runs made before `train` wrote its commit into config.json ("code"), keyed by (run, start date): the commit they
@@ -124,9 +126,6 @@ def ablation_run(run: Path) -> dict:
     "A full-size ablation run (possibly stopped early): its variant, curve and how it was made."
     variant, seed = run.name[len("ab_"):].rsplit("_s", 1)
     variant = variant.replace("-", "+")  # a directory name holds a combination as a-b
-    r = ours_run(run)
-    config = json.loads((run / "config.json").read_text())
-    args = r["command"].split(" ", 1)[1]  # after "annotated-transformer"
     if (run / "result.json").exists():  # a run of the independent loop
         r = reference_run(run)
         p = r["provenance"]
@@ -134,12 +133,18 @@ def ablation_run(run: Path) -> dict:
                 "paired_with": f"ref_deen_s{seed}", "steps_done": r["dev_curve"][-1]["step"],
                 "steps_planned": int(json.loads((run / "result.json").read_text())["args"]["steps"]),
                 "dev_curve": r["dev_curve"], "command": "python bench/" + " ".join(p["command"]),
-                "commit": p["commit"], "date": p["date"], "device": r["device"], "note": None}
+                "commit": p["commit"], "date": p["date"], "device": r["device"],
+                "note": SCREEN_NOTES.get((run.name, p["date"]))}
+    r = ours_run(run)
+    config = json.loads((run / "config.json").read_text())
+    args = r["command"].split(" ", 1)[1]  # after "annotated-transformer"
     patches = "+".join(v for v in variant.split("+") if v not in OPTIONS)
     command = f"python bench/ablate_model.py {patches} {args}" if patches else f"annotated-transformer {args}"
     steps = max((x["step"] for x in read_jsonl(run / "metrics.jsonl") if "loss" in x), default=0)
-    return {"run": run.name, "variant": variant, "what": "; ".join(VARIANTS.get(v, "?") for v in variant.split("+")), "seed": int(seed),
-            "paired_with": f"deen_fixed_s{seed}", "steps_done": steps, "steps_planned": config["train"]["steps"],
+    what = "; ".join(VARIANTS.get(v, "?") for v in variant.split("+"))
+    return {"run": run.name, "variant": variant, "what": what, "seed": int(seed),
+            "paired_with": f"deen_fixed_s{seed}", "steps_done": steps,
+            "steps_planned": config["train"]["steps"],
             "dev_curve": r["dev_curve"], "command": command, "commit": r["commit"], "date": r["date"],
             "device": r["device"], "note": SCREEN_NOTES.get((run.name, r["date"]))}
 

@@ -76,3 +76,22 @@ def test_training_flops_equals_pytorchs_flop_counter(share, lengths):
     counted = counted_step_flops(model, b, LabelSmoothingLoss(300, 0, 0.1, reduction="sum"))
     assert counted == training_flops(mc, B * S, B * T, S, T)
     assert all(p.grad is None for p in model.parameters())  # the count leaves no gradients behind
+
+
+def test_same_dropout_as_nn_transformer():
+    "In training mode our layers drop out where nn.Transformer's do: over many dropout masks, their outputs spread alike."
+    torch.manual_seed(0)
+    theirs = TorchTransformer(60, 60, N=2, d_model=32, d_ff=64, h=4, dropout=0.1, share_embeddings=True).double()
+    ours = torch_to_ours(theirs)
+    b = make_batch([([5, 6, 7, 9, 11, 12], [8, 9]), ([5, 40], [8, 9, 10, 11, 12]), ([7, 7, 8], [20, 21, 22])])
+    real = b.tgt_in != 0
+
+    def spread(model):
+        model.train()
+        with torch.no_grad():
+            outs = torch.stack([model(b.src, b.tgt_in, b.src_mask, b.tgt_mask) for _ in range(400)])
+        return outs.var(0)[real].mean().item()
+
+    v_theirs, v_ours = spread(theirs), spread(ours)
+    assert v_theirs > 0.05  # dropout is on
+    assert v_ours == pytest.approx(v_theirs, rel=0.05), (v_ours, v_theirs)
