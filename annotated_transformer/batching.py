@@ -90,11 +90,13 @@ class TokenBatchSampler:
         seed: int = 0,  # the plan of epoch e depends only on (seed, e)
         shuffle: bool = True,  # False: batches in length order (for evaluation)
         num_shards: int = 1,  # DDP world size: every batch must hold at least this many pairs
+        rebatch: bool = False,  # True: cut the batches anew every epoch; False: cut once, reshuffle their order
     ):
         max_tokens = _check_int(max_tokens, "max_tokens", 1)
         if len(pairs) == 0:
             raise ValueError("TokenBatchSampler needs at least one sentence pair")
         self.max_tokens, self.seed, self.shuffle, self.num_shards = max_tokens, seed, shuffle, num_shards
+        self.rebatch = rebatch
         # lengths including the special token each side gets (EOS on the source, BOS/EOS on the target)
         self.src_lens = [len(s) + 1 for s, _ in pairs]
         self.tgt_lens = [len(t) + 1 for _, t in pairs]
@@ -105,6 +107,7 @@ class TokenBatchSampler:
                                  f"({cap} with max_tokens={max_tokens}): raise max_tokens or filter out long pairs")
         self.epoch, self.position = 0, 0  # the next batch to yield is epoch_batches(epoch)[position]
         self._cache: tuple[int, list[list[int]]] | None = None
+        self._first_cut: list[list[int]] | None = None  # epoch 0's batches in length order (rebatch=False)
         self.epoch_batches(0)  # fail now, not mid-training, if the budget cannot be shared by num_shards ranks
 
 # %% ../nbs/06b_batches.ipynb #eb605728
@@ -114,6 +117,26 @@ def epoch_batches(self: TokenBatchSampler, epoch: int) -> list[list[int]]:
     if self._cache is not None and self._cache[0] == epoch:
         return self._cache[1]
     rng = random.Random(f"TokenBatchSampler:{self.seed}:{epoch}")  # local: leaves the global RNG alone
+    if epoch == 0 or self.rebatch or not self.shuffle:
+        batches = self._cut(rng)
+        if epoch == 0 and not self.rebatch:
+            self._first_cut = [list(idx) for idx in batches]  # what every later epoch reorders
+    else:  # the same batches as epoch 0, in a new order
+        if self._first_cut is None:
+            self._first_cut = self._cut(random.Random(f"TokenBatchSampler:{self.seed}:0"))
+        batches = [list(idx) for idx in self._first_cut]
+    if self.shuffle:
+        rng.shuffle(batches)
+    if self.num_shards > 1 and (small := min(map(len, batches))) < self.num_shards:
+        raise ValueError(f"a batch of {small} pairs cannot be shared by {self.num_shards} ranks: "
+                         f"raise max_tokens (now {self.max_tokens}) or filter out long pairs")
+    self._cache = (epoch, batches)
+    return batches
+
+
+@patch
+def _cut(self: TokenBatchSampler, rng: random.Random) -> list[list[int]]:
+    "Shuffle the pairs with `rng` (if `shuffle`), sort them by length, cut them under the budget; in length order."
     order = list(range(len(self.src_lens)))
     if self.shuffle:
         rng.shuffle(order)
@@ -129,12 +152,6 @@ def epoch_batches(self: TokenBatchSampler, epoch: int) -> list[list[int]]:
         longest_tgt, longest_src = t, s
     batches.append(current)
     self._fill_last(batches)
-    if self.shuffle:
-        rng.shuffle(batches)
-    if self.num_shards > 1 and (small := min(map(len, batches))) < self.num_shards:
-        raise ValueError(f"a batch of {small} pairs cannot be shared by {self.num_shards} ranks: "
-                         f"raise max_tokens (now {self.max_tokens}) or filter out long pairs")
-    self._cache = (epoch, batches)
     return batches
 
 
@@ -178,12 +195,13 @@ def __iter__(self: TokenBatchSampler) -> Iterator[list[int]]:
 @patch
 def state_dict(self: TokenBatchSampler) -> dict:
     return {"epoch": self.epoch, "position": self.position, "seed": self.seed,
-            "max_tokens": self.max_tokens, "num_pairs": len(self.src_lens)}
+            "max_tokens": self.max_tokens, "num_pairs": len(self.src_lens), "rebatch": self.rebatch}
 
 
 @patch
 def load_state_dict(self: TokenBatchSampler, state: dict) -> None:
-    for key in ("seed", "max_tokens", "num_pairs"):
+    state = {"rebatch": True, **state}  # saved before the option existed: batches were cut anew every epoch
+    for key in ("seed", "max_tokens", "num_pairs", "rebatch"):
         mine = self.state_dict()[key]
         if state[key] != mine:
             raise ValueError(f"cannot resume: the checkpoint's sampler has {key}={state[key]}, this one has {mine}")

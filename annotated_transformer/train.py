@@ -47,7 +47,7 @@ _OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions
 _GROUPS = {
     "model (§3, Table 3)": ["model", "arch"],
     "optimisation (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1", "adam_beta2", "adam_eps",
-                                  "max_tokens", "accum_steps", "clip_norm", "steps", "seed"],
+                                  "max_tokens", "rebatch", "accum_steps", "clip_norm", "steps", "seed"],
     "data": ["data", "data_options", "copy_vocab", "copy_len", "copy_train_size", "copy_dev_size"],
     "running": ["device", "amp", "compile", "threads", "log_every", "eval_every", "checkpoint_every", "keep_last",
                 "progress"],
@@ -175,6 +175,8 @@ def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
         else:
             resume_from = find_checkpoint(target)
             saved = load_checkpoint(resume_from).get("train_config", {})
+    if saved and "rebatch" not in saved:  # saved before the option existed, when batches were cut anew every epoch
+        saved = {**saved, "rebatch": True}
     cfg = TrainConfig.from_dict({**saved, **from_file}, source=str(args.config) if args.config else "checkpoint")
     values = cfg.to_dict()
     cfg = TrainConfig.from_dict({**values, **flags, "model": {**values["model"], **model_flags}},

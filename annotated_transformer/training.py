@@ -242,6 +242,8 @@ class TrainConfig:
     clip_norm: float = _opt(0.0, "clip the gradient norm to this value; 0 = no clipping (the paper does not clip)")
     steps: int = _opt(100000, "number of updates (the base model: 100000)")
     seed: int = _opt(0, "seed for initialisation, data order and dropout")
+    rebatch: bool = _opt(False, "cut the length-sorted batches anew every epoch (default: cut them once and "
+                                "shuffle only their order, as fairseq does; chapter 09b measures both)")
     # data
     data: str = _opt("copy", "data set: a registered name (copy) or MODULE:FUNCTION returning a DataBundle")
     data_options: dict = _opt({}, "options for the data builder, as KEY=VALUE (repeatable) or a JSON object")
@@ -412,7 +414,8 @@ class Trainer:
             self.model, self.model_config["d_model"], self.cfg.warmup, self.cfg.lr_factor,
             (self.cfg.adam_beta1, self.cfg.adam_beta2), self.cfg.adam_eps)
         self.pairs, self.dev_pairs = pairs, dev_pairs
-        self.sampler = TokenBatchSampler(pairs, self.cfg.max_tokens, seed=self.cfg.seed, num_shards=self.world)
+        self.sampler = TokenBatchSampler(pairs, self.cfg.max_tokens, seed=self.cfg.seed, num_shards=self.world,
+                                         rebatch=self.cfg.rebatch)
         self.autocast = lambda: autocast_context(self.device, self.cfg.amp)
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.step, self.history = 0, []
