@@ -90,7 +90,7 @@ class TokenBatchSampler:
         seed: int = 0,  # the plan of epoch e depends only on (seed, e)
         shuffle: bool = True,  # False: batches in length order (for evaluation)
         num_shards: int = 1,  # DDP world size: every batch must hold at least this many pairs
-        rebatch: bool = False,  # True: cut the batches anew every epoch; False: cut once, reshuffle their order
+        rebatch: bool = True,  # True: cut the batches anew every epoch; False: cut once, reshuffle their order
     ):
         max_tokens = _check_int(max_tokens, "max_tokens", 1)
         if len(pairs) == 0:

@@ -242,8 +242,8 @@ class TrainConfig:
     clip_norm: float = _opt(0.0, "clip the gradient norm to this value; 0 = no clipping (the paper does not clip)")
     steps: int = _opt(100000, "number of updates (the base model: 100000)")
     seed: int = _opt(0, "seed for initialisation, data order and dropout")
-    rebatch: bool = _opt(False, "cut the length-sorted batches anew every epoch (default: cut them once and "
-                                "shuffle only their order, as fairseq does; chapter 09b measures both)")
+    rebatch: bool = _opt(True, "cut the length-sorted batches anew every epoch (--no-rebatch: cut them once and "
+                               "shuffle only their order, as fairseq does; chapter 09b measures both)")
     # data
     data: str = _opt("copy", "data set: a registered name (copy) or MODULE:FUNCTION returning a DataBundle")
     data_options: dict = _opt({}, "options for the data builder, as KEY=VALUE (repeatable) or a JSON object")

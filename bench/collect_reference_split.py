@@ -5,10 +5,11 @@
 What it reads (none of it is committed; checkpoints never are):
 
 * `RUNS/ref_*` -- runs of the independent loop `bench/reference_loop.py` (its result.json);
-* `RUNS/deen_fixed_s*` and `RUNS/zhen_fixed_s*` -- `annotated-transformer train` runs with the reference split's
-  recipe on its German->English and Chinese->English files (config.json, metrics.jsonl) and the
-  `annotated-transformer evaluate --json` files written next to them as `RUNS/<run>.eval.<what>.json`; a run
-  that has not reached its last step yet is left out (and said so);
+* `annotated-transformer train` runs with the reference split's recipe on its German->English and
+  Chinese->English files (config.json, metrics.jsonl) and the `annotated-transformer evaluate --json` files written
+  next to them as `RUNS/<run>.eval.<what>.json`, one section per RUN_SECTIONS pattern: `RUNS/deen_fixed_s*` and
+  `RUNS/zhen_fixed_s*` with the defaults, `RUNS/deen_cutonce_s*` with the batches cut once and only reordered
+  every epoch (`--no-rebatch`); a run that has not reached its last step yet is left out (and said so);
 * `RUNS/ab_<variant>_s<seed>` -- full-size runs of `bench/ablate_model.py`, the recipe with one difference from the
   independent loop patched in (compared with `deen_fixed_s<seed>`: same seed, data order and dropout masks); a
   screening run may stop early, and its curve is kept as far as it went;
@@ -21,6 +22,7 @@ directories are gone (runs/ is not committed) are kept; `--replace` writes only 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 from pathlib import Path
@@ -57,6 +59,13 @@ SCREEN_NOTES = {("ab_zero_attn_bias_s0", "2026-11-25T01:35:08+0000"): "run as ru
                 ("ab_loop_tokenizer_s0", "2026-11-25T02:08:16+0000"): "stopped after step 500",
                 ("ab_loop_rebatch_s0", "2026-11-25T03:08:12+0000"): "--rebatch was not committed yet when it started "
                 "(it came with 162e5ed; the commit named is the one checked out)"}
+
+
+# the sections of train runs: section -> run directories (a pattern), what differs from today's defaults
+RUN_SECTIONS = {"ours": ("deen_fixed_s*", None),
+                "ours_cut_once": ("deen_cutonce_s*", "batches cut once and only reordered every epoch: trained at "
+                                  "24c11e4, where that was the default; today add --no-rebatch"),
+                "ours_zhen": ("zhen_fixed_s*", None)}
 
 
 # runs made before `train` wrote its commit into config.json ("code"), keyed by (run, start date): the commit they
@@ -136,7 +145,6 @@ def ablation_run(run: Path) -> dict:
                 "commit": p["commit"], "date": p["date"], "device": r["device"],
                 "note": SCREEN_NOTES.get((run.name, p["date"]))}
     r = ours_run(run)
-    config = json.loads((run / "config.json").read_text())
     args = r["command"].split(" ", 1)[1]  # after "annotated-transformer"
     patches = "+".join(v for v in variant.split("+") if v not in OPTIONS)
     command = f"python bench/ablate_model.py {patches} {args}" if patches else f"annotated-transformer {args}"
@@ -144,7 +152,7 @@ def ablation_run(run: Path) -> dict:
     what = "; ".join(VARIANTS.get(v, "?") for v in variant.split("+"))
     return {"run": run.name, "variant": variant, "what": what, "seed": int(seed),
             "paired_with": f"deen_fixed_s{seed}", "steps_done": steps,
-            "steps_planned": config["train"]["steps"],
+            "steps_planned": r["train"]["steps"],
             "dev_curve": r["dev_curve"], "command": command, "commit": r["commit"], "date": r["date"],
             "device": r["device"], "note": SCREEN_NOTES.get((run.name, r["date"]))}
 
@@ -153,6 +161,13 @@ def merge_recorded(recorded: dict, found: dict) -> dict:
     """`found` plus every entry of `recorded` whose run is not in `found`: run directories are not committed
     and do not survive a fresh checkout, but their recorded results must."""
     merged = dict(found)
+    recorded = dict(recorded)
+    for key, (pattern, _) in RUN_SECTIONS.items():  # a recorded train run belongs where its name's pattern says
+        for old_key in list(recorded):
+            if old_key in RUN_SECTIONS and old_key != key:
+                moving = [r for r in recorded[old_key] if fnmatch.fnmatch(r["name"], pattern)]
+                recorded[old_key] = [r for r in recorded[old_key] if r not in moving]
+                recorded[key] = recorded.get(key, []) + moving
     for key, rows in recorded.items():  # whole sections that no run of today writes (superseded runs, kept for the record)
         if key not in merged:
             merged[key] = rows
@@ -162,6 +177,8 @@ def merge_recorded(recorded: dict, found: dict) -> dict:
         name = "run" if key in ("ablation", "full_size_ablation") else "name"
         have = {r[name] for r in rows}
         kept = [r for r in recorded.get(key, []) if r[name] not in have]
+        if key in RUN_SECTIONS:
+            kept = [{**r, "differs": r.get("differs", RUN_SECTIONS[key][1])} for r in kept]
         for r in kept:
             print(f"kept {key} {r[name]}: recorded earlier, its run directory is not here")
         merged[key] = sorted(rows + kept, key=lambda r: r[name]) if key != "ablation" else \
@@ -181,8 +198,8 @@ def main(argv=None):
                    "README recipe: 3+3 layers, d_model 256, 4 heads, d_ff 1024, dropout 0.1, shared 8k BPE, "
                    "label smoothing 0.1, warm-up 1000, 4000-token batches, 1000 updates",
            "reference_loop": [reference_run(d) for d in sorted(runs.glob("ref_*")) if (d / "result.json").exists()],
-           "ours": [ours_run(d) for d in sorted(runs.glob("deen_fixed_s*")) if finished(d)],
-           "ours_zhen": [ours_run(d) for d in sorted(runs.glob("zhen_fixed_s*")) if finished(d)],
+           **{key: [{**ours_run(d), "differs": differs} for d in sorted(runs.glob(pattern)) if finished(d)]
+              for key, (pattern, differs) in RUN_SECTIONS.items()},
            "full_size_ablation": [ablation_run(d) for d in sorted(runs.glob("ab_*_s*"))
                                   if (d / "metrics.jsonl").exists() or (d / "result.json").exists()],
            "ablation": []}
@@ -201,8 +218,8 @@ def main(argv=None):
     if args.out.exists() and not args.replace:
         out = merge_recorded(json.loads(args.out.read_text(encoding="utf-8")), out)
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: {len(out['reference_loop'])} reference, {len(out['ours'])} ours (de-en), "
-          f"{len(out['ours_zhen'])} ours (zh-en), "
+    print(f"wrote {args.out}: {len(out['reference_loop'])} reference, "
+          + "".join(f"{len(out[key])} {key}, " for key in RUN_SECTIONS) +
           f"{len(out['full_size_ablation'])} full-size ablation runs, {len(out['ablation'])} proxy ablation rows")
 
 

@@ -64,10 +64,10 @@ def test_sampler_order_depends_on_seed_and_epoch_and_groups_lengths():
 
 
 def test_sampler_cuts_once_and_reorders_or_recuts_with_rebatch():
-    "Default: every epoch holds epoch 0's batches in a new order (fairseq); rebatch=True cuts anew from epoch 1 on."
+    "rebatch=False: every epoch holds epoch 0's batches in a new order (fairseq); the default cuts anew every epoch."
     rng = random.Random(0)
     pairs = [([3] * rng.randint(1, 50), [3] * rng.randint(1, 50)) for _ in range(2000)]
-    once, anew = TokenBatchSampler(pairs, 400, seed=0), TokenBatchSampler(pairs, 400, seed=0, rebatch=True)
+    once, anew = TokenBatchSampler(pairs, 400, seed=0, rebatch=False), TokenBatchSampler(pairs, 400, seed=0)
     first = once.epoch_batches(0)
     assert anew.epoch_batches(0) == first  # epoch 0 is the same plan either way
     as_sets = lambda plan: sorted(map(sorted, plan))
@@ -79,8 +79,8 @@ def test_sampler_cuts_once_and_reorders_or_recuts_with_rebatch():
         assert sorted(i for idx in recut for i in idx) == list(range(len(pairs)))
     assert once.epoch_batches(1) != once.epoch_batches(2)
     # the plan of epoch e depends only on (seed, e): a fresh sampler asked for epoch 5 first agrees
-    assert TokenBatchSampler(pairs, 400, seed=0).epoch_batches(5) == once.epoch_batches(5)
-    assert TokenBatchSampler(pairs, 400, seed=1).epoch_batches(5) != once.epoch_batches(5)
+    assert TokenBatchSampler(pairs, 400, seed=0, rebatch=False).epoch_batches(5) == once.epoch_batches(5)
+    assert TokenBatchSampler(pairs, 400, seed=1, rebatch=False).epoch_batches(5) != once.epoch_batches(5)
     for rebatch in (False, True):  # a restored sampler continues exactly, across the next epoch boundary
         a = TokenBatchSampler(pairs, 400, seed=0, rebatch=rebatch)
         stream = iter(a)
@@ -119,13 +119,13 @@ def test_sampler_resumes_exactly_across_epochs():
     assert got == expected
     with pytest.raises(ValueError, match="max_tokens=100, this one has 200"):
         TokenBatchSampler(pairs, 200, seed=3).load_state_dict(state)
-    with pytest.raises(ValueError, match="rebatch=False, this one has True"):
-        TokenBatchSampler(pairs, 100, seed=3, rebatch=True).load_state_dict(state)
+    with pytest.raises(ValueError, match="rebatch=True, this one has False"):
+        TokenBatchSampler(pairs, 100, seed=3, rebatch=False).load_state_dict(state)
     # a state saved before the option existed came from a sampler that cut anew every epoch
     old_state = {k: v for k, v in state.items() if k != "rebatch"}
-    TokenBatchSampler(pairs, 100, seed=3, rebatch=True).load_state_dict(old_state)
+    TokenBatchSampler(pairs, 100, seed=3).load_state_dict(old_state)
     with pytest.raises(ValueError, match="rebatch=True, this one has False"):
-        TokenBatchSampler(pairs, 100, seed=3).load_state_dict(old_state)
+        TokenBatchSampler(pairs, 100, seed=3, rebatch=False).load_state_dict(old_state)
 
 
 def test_sampler_errors():
