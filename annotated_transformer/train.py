@@ -175,8 +175,6 @@ def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
         else:
             resume_from = find_checkpoint(target)
             saved = load_checkpoint(resume_from).get("train_config", {})
-    if saved and "rebatch" not in saved:  # saved before the option existed, when batches were cut anew every epoch
-        saved = {**saved, "rebatch": True}
     cfg = TrainConfig.from_dict({**saved, **from_file}, source=str(args.config) if args.config else "checkpoint")
     values = cfg.to_dict()
     cfg = TrainConfig.from_dict({**values, **flags, "model": {**values["model"], **model_flags}},

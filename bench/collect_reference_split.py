@@ -22,7 +22,6 @@ directories are gone (runs/ is not committed) are kept; `--replace` writes only 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import sys
 from pathlib import Path
@@ -161,13 +160,6 @@ def merge_recorded(recorded: dict, found: dict) -> dict:
     """`found` plus every entry of `recorded` whose run is not in `found`: run directories are not committed
     and do not survive a fresh checkout, but their recorded results must."""
     merged = dict(found)
-    recorded = dict(recorded)
-    for key, (pattern, _) in RUN_SECTIONS.items():  # a recorded train run belongs where its name's pattern says
-        for old_key in list(recorded):
-            if old_key in RUN_SECTIONS and old_key != key:
-                moving = [r for r in recorded[old_key] if fnmatch.fnmatch(r["name"], pattern)]
-                recorded[old_key] = [r for r in recorded[old_key] if r not in moving]
-                recorded[key] = recorded.get(key, []) + moving
     for key, rows in recorded.items():  # whole sections that no run of today writes (superseded runs, kept for the record)
         if key not in merged:
             merged[key] = rows
