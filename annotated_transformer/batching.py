@@ -121,9 +121,7 @@ def epoch_batches(self: TokenBatchSampler, epoch: int) -> list[list[int]]:
         batches = self._cut(rng)
         if epoch == 0 and not self.rebatch:
             self._first_cut = [list(idx) for idx in batches]  # what every later epoch reorders
-    else:  # the same batches as epoch 0, in a new order
-        if self._first_cut is None:
-            self._first_cut = self._cut(random.Random(f"TokenBatchSampler:{self.seed}:0"))
+    else:  # the same batches as epoch 0 (cut when __init__ planned it), in a new order
         batches = [list(idx) for idx in self._first_cut]
     if self.shuffle:
         rng.shuffle(batches)
