@@ -79,6 +79,20 @@ class Seq2Seq(nn.Module):
         return self.decode(self.encode(src), src, tgt_in)
 
 
+def make_optimizer(model, d_model, warmup):
+    "Adam (0.9, 0.98, 1e-9) with the rate of §5.3: update n (counted from 1) gets d^-0.5 min(n^-0.5, n warmup^-1.5)."
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    lr = lambda s: d_model ** -0.5 * min((s + 1) ** -0.5, (s + 1) * warmup ** -1.5)
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, lr)
+
+
+def train_step(model, opt, sched, loss_fn, src, tgt_in, tgt_out):
+    "One update; returns the loss (averaged over the non-PAD target tokens)."
+    loss = loss_fn(model(src, tgt_in).flatten(0, 1), tgt_out.flatten())
+    opt.zero_grad(); loss.backward(); opt.step(); sched.step()
+    return loss
+
+
 def pad_to(rows, width):
     return torch.tensor([r + [PAD] * (width - len(r)) for r in rows], dtype=torch.long)
 
@@ -178,9 +192,7 @@ def main():
     train_ids, dev_ids = enc(train), enc(dev)
 
     model = Seq2Seq(a.vocab, a.d_model, a.heads, a.layers, a.d_ff, a.dropout)
-    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    lr = lambda s: a.d_model ** -0.5 * min((s + 1) ** -0.5, (s + 1) * a.warmup ** -1.5)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr)
+    opt, sched = make_optimizer(model, a.d_model, a.warmup)
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD, label_smoothing=a.label_smoothing)
     rng = random.Random(a.seed)
     batches = make_batches(train_ids, a.max_tokens, rng)
@@ -193,8 +205,7 @@ def main():
         rng.shuffle(batches)
         for idx in batches:
             src, tgt_in, tgt_out = tensors(train_ids, idx)
-            loss = loss_fn(model(src, tgt_in).flatten(0, 1), tgt_out.flatten())
-            opt.zero_grad(); loss.backward(); opt.step(); sched.step()
+            loss = train_step(model, opt, sched, loss_fn, src, tgt_in, tgt_out)
             step += 1
             tokens += int((tgt_out != PAD).sum())
             rec = {"step": step, "loss": loss.item()}
