@@ -166,9 +166,9 @@ def test_trainer_updates_equal_the_reference_loop_updates():
     the batch layout (EOS on the source, BOS/EOS on the target, PAD), the masks, the loss averaged over the target
     tokens, Adam and the schedule. The model is `--arch torch` with the two things the loop has and the package's
     paper-faithful default does not -- `nn.Transformer`'s final LayerNorms, no generator bias -- taken over with the
-    loop's weights; no dropout and no label smoothing, whose conventions differ on purpose (chapter 09b). So
-    what is left between the two programs is how they draw the initial weights, cut the batches and draw the
-    dropout masks.
+    loop's weights; no dropout (the programs draw their masks from different random streams) and no label
+    smoothing (its convention differs on purpose, chapter 09b). So what is left between the two programs is how
+    they draw the initial weights, cut the batches and draw the dropout masks.
     """
     from torch import nn
     from annotated_transformer.torch_compare import TorchTransformer
