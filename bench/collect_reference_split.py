@@ -169,8 +169,6 @@ def merge_recorded(recorded: dict, found: dict) -> dict:
         name = "run" if key in ("ablation", "full_size_ablation") else "name"
         have = {r[name] for r in rows}
         kept = [r for r in recorded.get(key, []) if r[name] not in have]
-        if key in RUN_SECTIONS:
-            kept = [{**r, "differs": r.get("differs", RUN_SECTIONS[key][1])} for r in kept]
         for r in kept:
             print(f"kept {key} {r[name]}: recorded earlier, its run directory is not here")
         merged[key] = sorted(rows + kept, key=lambda r: r[name]) if key != "ablation" else \
