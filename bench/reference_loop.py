@@ -2,7 +2,7 @@
 
 Uses torch, sentencepiece and sacrebleu only -- it must never import annotated_transformer, so that a bug in the
 package's embeddings, initialisation, batching, loss or loop cannot hide in the comparison. It follows the recipe
-of ../shared/data/reference-split/README.md:
+of the reference split (chapter 9a and 9b; the files come from `annotated-transformer reference-split --out DIR`):
 
 * `torch.nn.Transformer` as PyTorch ships it (post-norm, with its final encoder/decoder LayerNorms), d_model 256,
   4 heads, 3+3 layers, d_ff 1024, dropout 0.1;
