@@ -74,8 +74,10 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.d_model, self.max_positions = _check_int(d_model, "d_model", minimum=1), _check_int(max_positions, "max_positions", minimum=1)
         self.dropout = nn.Dropout(dropout)
-        # (1, max_positions, d_model); not saved in state_dict: it is a function of (max_positions, d_model)
-        self.register_buffer("pe", sinusoidal_encoding(max_positions, d_model).unsqueeze(0), persistent=False)
+        # (1, max_positions, d_model); not saved in state_dict: it is a function of (max_positions, d_model).
+        # In the default dtype, as nn.Linear's weights: a model built under float64 gets a float64 table.
+        pe = sinusoidal_encoding(max_positions, d_model, dtype=torch.get_default_dtype())
+        self.register_buffer("pe", pe.unsqueeze(0), persistent=False)
 
     def forward(
         self,

@@ -232,3 +232,16 @@ def test_learned_errors():
         LearnedPositionalEncoding(8, max_positions=0)
     with pytest.raises(ValueError, match="exceed the positional table's max_positions=50"):
         m(torch.zeros(1, 2, 8), offset=49)
+
+
+def test_positional_encoding_is_built_in_the_default_dtype():
+    "A model built under float64 gets the float64 table, not a float32 one cast up (as nn.Linear gets float64 weights)."
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        m = PositionalEncoding(16, dropout=0.0, max_positions=50)
+    finally:
+        torch.set_default_dtype(default)
+    assert m.pe.dtype == torch.float64
+    assert torch.equal(m.pe[0], sinusoidal_encoding(50, 16, dtype=torch.float64))
+    assert PositionalEncoding(16, max_positions=50).pe.dtype == torch.float32
