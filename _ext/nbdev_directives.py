@@ -7,6 +7,8 @@ and has no option against it. This Sphinx extension rewrites each notebook as it
 * leading `#|` lines are removed from code cells;
 * `hide` -> the `remove-cell` tag, `echo: false` -> `remove-input`, `output: false` ->
   `remove-output`, `eval: false` -> `skip-execution` (the same meaning nbdev gives them);
+  `fold` -> `hide-input`: the code is folded behind a "Show code cell source" button (for plumbing that
+  the prose describes, such as argument parsing; nbdev drops the line when it exports the cell);
 * `export`/`exports`/`exporti` -> the `exported` tag, which `_static/custom.css` turns into a
   small label naming the module the cell is exported to, so exported code is marked the
   same way on every page.
@@ -22,7 +24,7 @@ from pathlib import Path
 
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(?P<body>.*)$")
 _TAGS = {"hide": "remove-cell", "echo: false": "remove-input", "output: false": "remove-output",
-         "eval: false": "skip-execution"}
+         "eval: false": "skip-execution", "fold": "hide-input"}
 _EXPORTS = ("export", "exports", "exporti")
 
 

@@ -1,0 +1,429 @@
+"""The tables and figures of chapter 09b's recorded runs, drawn from the results files.
+
+Chapter 09b (Translating for real) shows each result with one call to this module; the per-run records, their
+commands and their provenance stay in the files it reads:
+
+* results/reference_split.json: the reference split, the package and the independent loop
+  (written by bench/collect_reference_split.py);
+* results/bible_deen.json and results/tatoeba_zhen.json: runs on the book's own splits
+  (bench/collect_translation_results.py);
+* bench/results/decoding_settings_deen_s0.json: decoding settings on the dev split (bench/decoding_settings.py).
+
+bench/ is not a package: the chapter loads this file by its path. Nothing here trains or decodes.
+
+Commands are shown as a reader runs them today (`display_command`): the reference split by its corpus spec
+`reference:NAME`, its files in data/reference-split/ (`annotated-transformer reference-split` writes them, byte
+for byte the files the runs read), the Tatoeba pairs that come with the package as `tatoeba:`, and today's option
+names. The results files keep every command exactly as it was run.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+import shlex
+import statistics
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "results"
+
+
+def load(name: str) -> dict:
+    "results/NAME.json, or bench/results/NAME.json."
+    for folder in (RESULTS, REPO / "bench" / "results"):
+        path = folder / f"{name}.json"
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+    raise FileNotFoundError(f"no results file {name}.json in results/ or bench/results/")
+
+
+# ------------------------------------------------------------------------------------------------ commands
+_SPLIT_DIR = r"[^\s;\"']*?reference-split"  # wherever the split's files were: ../shared/data/..., /work/shared/...
+_OPTION_NAMES = {"--layers": "--N", "--heads": "--h"}  # options renamed since (TrainConfig's field names)
+_TATOEBA_DEFAULTS = ("join_cjk=true", "src_lang=zh", "tgt_lang=en")  # what spec=tatoeba: sets by itself
+
+
+def display_command(command: str | list[str]) -> str:
+    "A recorded command as a reader runs it today (see the module's docstring); the results files keep the original."
+    text = " ".join(command) if isinstance(command, list) else command
+    # a tsv: triple of one reference split's files -> the split by name
+    text = re.sub(rf"tsv:{_SPLIT_DIR}/(?P<n>[\w-]+)\.train\.tsv;{_SPLIT_DIR}/(?P=n)\.dev\.tsv;"
+                  rf"{_SPLIT_DIR}/(?P=n)\.test\.tsv", r"reference:\g<n>", text)
+    text = re.sub(rf"{_SPLIT_DIR}/", "data/reference-split/", text)  # single files: the ones the command writes
+    if re.search(r"spec=tsv:\S*cmn-eng\.txt", text):  # the Tatoeba pairs that now come with the package
+        text = re.sub(r"spec=tsv:\S*cmn-eng\.txt", "spec=tatoeba:", text)
+        for option in _TATOEBA_DEFAULTS:
+            text = text.replace(f" --data-option {option}", "")
+    text = re.sub(r"/work/main/", "", text)  # absolute paths inside the checkout
+    for old, new in _OPTION_NAMES.items():
+        text = re.sub(rf"(?<=\s){old}(?=\s)", new, text)
+    if text.startswith("reference_loop.py"):
+        text = "python bench/" + text
+    if text.startswith("-c "):  # the package's train command, started through `python -c`
+        text = "annotated-transformer train " + text[3:]
+    return text
+
+
+def _options_text(options: dict) -> str:
+    return " ".join(f"--data-option {k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items())
+
+
+def recipe_differences(args: str, train: dict) -> dict:
+    """Where the training settings of `annotated-transformer train ARGS --seed S` differ from a recorded run's
+    (`train`: its settings as recorded, S its seed), data options compared as `display_command` shows them and
+    the logging interval left out: {setting: (ARGS, recorded)}. Empty: the command reproduces the run."""
+    from annotated_transformer.train import build_parser, resolve_config
+    from annotated_transformer.training import TrainConfig
+    mine = resolve_config(build_parser().parse_args(shlex.split(args) + ["--seed", str(train["seed"])]))[0].to_dict()
+    ran = TrainConfig.from_dict(train, source="a results file").to_dict()
+    for config in (mine, ran):
+        config.pop("log_every")
+        text = display_command(_options_text(config["data_options"]))
+        config["data_options"] = dict(o.split("=", 1) for o in text.split("--data-option ")[1:] if o.strip())
+        config["data_options"] = {k: v.strip() for k, v in config["data_options"].items()}
+    return {k: (mine[k], ran[k]) for k in mine if mine[k] != ran[k]}
+
+
+# ------------------------------------------------------------------------------------------------ numbers
+def mean_sd(values: list[float]) -> tuple[float, float]:
+    "Mean and sample standard deviation (0 for a single value)."
+    return statistics.mean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def dev_curve(run: dict) -> dict[int, float]:
+    "{update: dev perplexity} of a run of results/reference_split.json."
+    return {c["step"]: c["dev_ppl"] for c in run["dev_curve"]}
+
+
+def _length_ratio(bleu_text: str) -> float:
+    return float(re.search(r"ratio = ([\d.]+)", bleu_text).group(1))
+
+
+def _seeds(runs: list[dict]) -> list[int]:
+    return [int(re.search(r"_s(\d+)$", r.get("name") or r["run"]).group(1)) for r in runs]
+
+
+def _rows(runs: list[dict], program: str) -> list[dict]:
+    "One row per run: seed, dev perplexity, greedy BLEU/chrF/length ratio, beam 4 + average of 5 BLEU (None for the loop)."
+    rows = []
+    for seed, r in zip(_seeds(runs), runs):
+        if "evaluations" in r:  # the package: two evaluations per run
+            g, b = r["evaluations"]["greedy"], r["evaluations"].get("beam4_avg5")
+            rows.append(dict(program=program, seed=seed, ppl=r["dev_ppl"], bleu=g["bleu"]["score"],
+                             chrf=g["chrf"]["score"], ratio=_length_ratio(g["bleu"]["text"]),
+                             beam=b["bleu"]["score"] if b else None))
+        else:  # the loop: greedy decoding only
+            rows.append(dict(program=program, seed=seed, ppl=r["dev_ppl"], bleu=r["bleu"], chrf=r["chrf"],
+                             ratio=_length_ratio(r["bleu_text"]), beam=None))
+    return rows
+
+
+def _signatures(runs: list[dict]) -> list[str]:
+    found = []
+    for r in runs:
+        evaluations = r["evaluations"].values() if "evaluations" in r else [
+            {"bleu": {"signature": r["bleu_signature"]}, "chrf": {"signature": r["chrf_signature"]}}]
+        for e in evaluations:
+            for metric, label in (("bleu", "BLEU"), ("chrf", "chrF")):
+                line = f"{label} signature: {e[metric]['signature']}"
+                if line not in found:
+                    found.append(line)
+    return found
+
+
+def scores_table(groups: list[tuple[str, list[dict]]]) -> None:
+    """Per run: dev perplexity, greedy BLEU, chrF and length ratio, BLEU of beam search (k = 4, alpha = 0.6) over
+    the average of the last 5 checkpoints and its gain over greedy; then the mean and standard deviation over seeds."""
+    f = lambda x, w=6: f"{x:{w}.2f}" if x is not None else f"{'-':>{w}}"
+    print(f"{'program':14} {'seed':>4}  {'dev ppl':>7}  {'BLEU greedy':>11} {'chrF':>6} {'ratio':>6}  "
+          f"{'BLEU beam+avg':>13} {'gain':>6}")
+    all_runs = []
+    for program, runs in groups:
+        rows = _rows(runs, program)
+        all_runs += runs
+        for r in rows:
+            gain = r["beam"] - r["bleu"] if r["beam"] is not None else None
+            print(f"{program:14} {r['seed']:>4}  {f(r['ppl'], 7)}  {f(r['bleu'], 11)} {f(r['chrf'])} "
+                  f"{f(r['ratio'])}  {f(r['beam'], 13)} {f(gain)}")
+        if len(rows) > 1:
+            stats = {k: mean_sd([r[k] for r in rows]) for k in ("ppl", "bleu", "chrf")}
+            beams = [r["beam"] for r in rows if r["beam"] is not None]
+            beam = f"{mean_sd(beams)[0]:13.2f}" if len(beams) == len(rows) else f"{'-':>13}"
+            print(f"{'  mean':14} {'':>4}  {stats['ppl'][0]:7.2f}  {stats['bleu'][0]:11.2f} {stats['chrf'][0]:6.2f} "
+                  f"{'':>6}  {beam}")
+            print(f"{'  std. dev.':14} {'':>4}  {stats['ppl'][1]:7.2f}  {stats['bleu'][1]:11.2f} "
+                  f"{stats['chrf'][1]:6.2f}")
+    print("\n".join(_signatures(all_runs)))
+
+
+def reference_scores(record: dict | None = None) -> None:
+    "German -> English on the reference split: the independent loop and the package, per seed (test split)."
+    record = record or load("reference_split")
+    scores_table([("reference loop", record["reference_loop"]), ("package", record["ours"])])
+
+
+def zhen_scores(record: dict | None = None) -> None:
+    "Chinese -> English on the reference split: the package, per seed (test split)."
+    record = record or load("reference_split")
+    scores_table([("package", record["ours_zhen"])])
+
+
+def plot_reference_curves(record: dict | None = None) -> None:
+    "Dev perplexity against updates: the mean over seeds of each program, with a band from the lowest to the highest."
+    record = record or load("reference_split")
+    fig, ax = plt.subplots(figsize=(6, 2.9))
+    for runs, style, label in ((record["ours"], dict(color="C0", marker="o", ls="-"), "package"),
+                               (record["reference_loop"], dict(color="C1", marker="s", ls="--"), "reference loop")):
+        curves = [dev_curve(r) for r in runs]
+        steps = sorted(set.intersection(*(set(c) for c in curves)))
+        values = np.array([[c[s] for s in steps] for c in curves])
+        ax.fill_between(steps, values.min(0), values.max(0), color=style["color"], alpha=0.2, lw=0)
+        ax.plot(steps, values.mean(0), ms=4, label=f"{label} ({len(runs)} seeds)", **style)
+    ax.set(xlabel="update", ylabel="dev perplexity", yscale="log")
+    ticks = [t for t in (10, 15, 20, 30, 40, 60, 100, 150, 200) if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+    ax.set_yticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.show()
+
+
+# ------------------------------------------------------------------------------------------------ ablations
+_PROXY_ROWS = {  # the proxy runs of results/reference_split.json's "ablation": program, embedding tables, budget
+    "px_old": ("package", "Xavier", "longer side"),
+    "px_initonly": ("package", "N(0, 1/d_model)", "longer side"),
+    "px_ours": ("package", "N(0, 1/d_model)", "target side"),
+    "px_ref": ("reference loop", "N(0, 1/d_model)", "target side"),
+}
+
+
+def proxy_ablation(record: dict | None = None) -> None:
+    """The small proxy (2+2 layers, d_model 128, 400 updates of 2,000 target tokens): how the embedding tables are
+    initialised, which side the token budget counts, target tokens per update and dev perplexity."""
+    record = record or load("reference_split")
+    rows = {r["run"]: r for r in record["ablation"]}
+    print(f"{'program':15} {'embedding tables':17} {'budget counts':14} {'tokens/update':>13} {'dev ppl':>8}")
+    for run, (program, tables, budget) in _PROXY_ROWS.items():
+        r = rows[run]
+        print(f"{program:15} {tables:17} {budget:14} {r['target_tokens_per_step']:13,.0f} {r['dev_ppl']:8.2f}")
+
+
+_PATCHES = {  # the differences bench/ablate_model.py patches in, named for readers
+    "zero_attn_bias": "attention biases start at 0",
+    "final_norm": "a final LayerNorm after each stack",
+    "no_generator_bias": "no bias before the softmax",
+    "torch_ce": "PyTorch's label smoothing",
+    "loop_tokenizer": "the loop's tokenizer",
+    "loop_rebatch": "batches cut anew every epoch",
+}
+
+
+def _at(runs: list[dict], step: int) -> str:
+    "The dev perplexities of `runs` after `step` updates: each of one or two runs, the range of more."
+    values = [v for r in runs if (v := dev_curve(r).get(step)) is not None]
+    if len(values) > 2:
+        return f"{min(values):.2f}-{max(values):.2f}"
+    return ", ".join(f"{v:.2f}" for v in values) or "-"
+
+
+def full_size_ablation(record: dict | None = None) -> None:
+    """The full recipe with one difference from the other program at a time: dev perplexity after 500 and 1,000
+    updates (a dash: the run stopped at 500). Patched runs of the package are seed 0, paired with its unchanged run."""
+    record = record or load("reference_split")
+    by_variant: dict[str, list[dict]] = {}
+    for r in record["full_size_ablation"]:
+        by_variant.setdefault(r["variant"], []).append(r)
+    of_loop = {v for v, runs in by_variant.items() if "reference_loop.py" in runs[0]["command"]}
+    order = [*_PATCHES, "all", "arch"]  # single differences first, then all of them, then nn.Transformer's layers
+    rank = lambda v: order.index("arch" if "arch_torch" in v else "all" if "+" in v else v)
+    ours = sorted(set(by_variant) - of_loop, key=rank)
+    unchanged = record["ours"]
+    rows = [("package, unchanged", unchanged[:1]), ("  the same, other seeds", unchanged[1:])]
+    for variant in ours:
+        parts = variant.split("+")
+        label = ("all four above + PyTorch's label smoothing" if {"zero_attn_bias", "final_norm"} <= set(parts)
+                 else "nn.Transformer + smoothing + loop's tokenizer" if "arch_torch" in parts
+                 else " + ".join(_PATCHES[p] for p in parts))
+        rows.append((f"  {label}", by_variant[variant]))
+    rows += [("  source up to 2x the budget (not 4x)", record["ours_source_allowance_2"]),
+             ("  batches cut once (--no-rebatch)", record["ours_cut_once"]),
+             ("reference loop, unchanged", record["reference_loop"])]
+    rows += [(f"  {_PATCHES[v]}", by_variant[v]) for v in sorted(of_loop)]
+    print(f"{'program and difference':47} {'seed':>4}  {'at 500':>12}  {'at 1,000':>12}")
+    for label, runs in rows:
+        seeds = _seeds(runs)
+        seeds = f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 2 else ", ".join(map(str, seeds))
+        print(f"{label:47} {seeds:>4}  {_at(runs, 500):>12}  {_at(runs, 1000):>12}")
+
+
+def decoding_settings(study: dict | None = None) -> None:
+    "Greedy decoding and beam search (k = 4, alpha = 0.6 and 1.0), with the last checkpoint or the average of 5."
+    study = study or load("decoding_settings_deen_s0")
+    print(f"{study['split']} split, {study['sentences']} sentences")
+    print(f"{'checkpoints':>11}  {'decoding':22} {'BLEU':>6} {'chrF':>6} {'BP':>6} {'ratio':>6}")
+    for r in study["rows"]:
+        d = r["decoding"]
+        how = "greedy" if d["method"] == "greedy" else f"beam {d['beam_size']}, α = {d['length_penalty']}"
+        which = "last" if r["avg"] == 1 else f"avg of {r['avg']}"
+        print(f"{which:>11}  {how:22} {r['bleu']:6.2f} {r['chrf']:6.2f} {r['bp']:6.3f} {r['ratio']:6.3f}")
+    print("BLEU signature:", study["bleu_signature"])
+
+
+# ------------------------------------------------------------------------------------------------ reproducing
+def _minutes(seconds: list[float]) -> str:
+    return ", ".join(f"{s / 60:.0f}" for s in seconds)
+
+
+def _range(values: list[float]) -> str:
+    return f"{min(values):.2f}-{max(values):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
+
+
+def run_times(record: dict | None = None, book_runs: tuple[str, ...] = ("bible_deen", "tatoeba_zhen")) -> None:
+    """Per recorded run: its training time on one CPU thread (the time in training steps; the loop's own timer),
+    how long evaluating took, and the spread of dev perplexity and greedy BLEU across its seeds."""
+    record = record or load("reference_split")
+    print(f"{'runs':22} {'seeds':>5}  {'training (min)':>14}  {'eval (s)':>8}  {'dev ppl':>11}  {'BLEU greedy':>11}")
+    groups = [("de-en, loop", record["reference_loop"]), ("de-en, package", record["ours"]),
+              ("zh-en, package", record["ours_zhen"])]
+    for label, runs in groups:
+        rows = _rows(runs, label)
+        seconds = [r.get("train_seconds") or r["seconds_in_training_steps"] for r in runs]
+        evals = [e["seconds"] for r in runs for e in r.get("evaluations", {}).values()]
+        evaluation = f"{min(evals):.0f}-{max(evals):.0f}" if evals else "-"
+        seeds = _seeds(runs)
+        print(f"{label:22} {f'{seeds[0]}-{seeds[-1]}':>5}  {_minutes(seconds):>14}  {evaluation:>8}  "
+              f"{_range([r['ppl'] for r in rows]):>11}  {_range([r['bleu'] for r in rows]):>11}")
+    for name in book_runs:
+        run = load(name)
+        p = run["provenance"]
+        evals = [e["seconds"] for e in run["evaluations"]]
+        greedy = next(e for e in run["evaluations"] if e["decoding"]["method"] == "greedy")
+        label = {"bible_deen": "Bible de-en, package", "tatoeba_zhen": "Tatoeba zh-en, package"}.get(name, name)
+        print(f"{label:22} {run['train_config']['seed']:>5}  {_minutes([p['seconds_in_training_steps']]):>14}  "
+              f"{f'{min(evals):.0f}-{max(evals):.0f}':>8}  {run['curves']['dev'][-1]['dev_ppl']:>11.2f}  "
+              f"{greedy['bleu']['score']:>11.2f}")
+    devices = sorted({r["device"].replace("thread(s)", "thread") for _, runs in groups for r in runs})
+    print(f"device: {'; '.join(devices)}")
+
+
+class Details:
+    "A collapsed box: HTML <details> in Jupyter and on the website, plain text elsewhere."
+
+    def __init__(self, summary: str, text: str, wrap: bool = False):
+        self.summary, self.text, self.wrap = summary, text, wrap  # wrap: long lines wrap instead of scrolling
+
+    def _repr_html_(self) -> str:
+        style = "white-space: pre-wrap" if self.wrap else "overflow-x: auto; white-space: pre"
+        return (f'<details class="results-details"><summary>{html.escape(self.summary)}</summary>'
+                f'<pre style="{style}">{html.escape(self.text)}</pre></details>')
+
+    def __repr__(self) -> str:
+        return f"{self.summary}\n{self.text}"
+
+
+_NOTE = ("Commands as a reader runs them today: the reference split by its corpus spec (reference:NAME), or its "
+         "files in\ndata/reference-split/, which `annotated-transformer reference-split` writes identical, byte for "
+         "byte, to the\nfiles the runs read; the Tatoeba pairs that come with the package as tatoeba:; today's option "
+         "names.\nThe results files keep every command as it was run, with its commit, device and date.")
+
+
+def provenance(record: dict | None = None, book_runs: tuple[str, ...] = ("bible_deen", "tatoeba_zhen")) -> Details:
+    "Command, commit, device and date of every recorded run of the chapter, in a collapsed box."
+    record = record or load("reference_split")
+    lines = [_NOTE, "", "Reference split (results/reference_split.json)"]
+    for r in record["reference_loop"]:
+        p = r["provenance"]
+        lines += [f"\n{r['name']}: {display_command(p['command'])}",
+                  f"  commit {p['commit']}; {r['device']}; torch {p['torch']}; {p['date']}; "
+                  f"{r['train_seconds'] / 60:.0f} min of training"]
+        lines += [f"  note: {p['note']}"] if p.get("note") else []
+    for section in ("ours", "ours_zhen", "ours_source_allowance_2", "ours_cut_once"):
+        for r in record.get(section, []):
+            lines += [f"\n{r['name']} ({section}): {display_command(r['command'])}",
+                      f"  commit {r.get('commit') or 'not recorded'}; {r['device']}; torch {r['torch']}; "
+                      f"started {r['date']}; {r['seconds_in_training_steps'] / 60:.0f} min in training steps"]
+            lines += [f"  note: {r[k]}" for k in ("note", "differs") if r.get(k)]
+            lines += [f"  {display_command(e['command'])}  ({e['seconds']:.0f} s)" for e in r["evaluations"].values()]
+    for r in record.get("full_size_ablation", []):
+        lines += [f"\n{r['run']} (full_size_ablation): {display_command(r['command'])}",
+                  f"  commit {r['commit']}; {r['device']}; {r['date']}; {r['steps_done']} of {r['steps_planned']} "
+                  f"updates" + (f"; {r['note']}" if r.get("note") else "")]
+    for r in record.get("ablation", []):
+        lines += [f"\n{r['run']} (ablation): {display_command(r['command'])}", f"  code {r['code']}; {r['date']}"]
+    study = load("decoding_settings_deen_s0")
+    lines += ["", "Decoding settings (bench/results/decoding_settings_deen_s0.json)",
+              f"{display_command(study['command'])}\n  {study['device']}; torch {study['torch']}; {study['date']}"]
+    lines += ["", "The book's own splits (results/bible_deen.json, results/tatoeba_zhen.json)"]
+    for name in book_runs:
+        run = load(name)
+        p = run["provenance"]
+        lines += [f"\n{name}: {display_command(p['command'])}",
+                  f"  commit {p.get('commit')}; {p['device']}, {p['threads']} thread; torch {p['torch']}; started "
+                  f"{p.get('start_utc')}; {p['seconds_in_training_steps'] / 60:.0f} min in training steps"]
+        lines += [f"  {display_command(e['command'])}  ({e['seconds']:.0f} s)" for e in run["evaluations"]]
+    return Details("How these numbers were made", "\n".join(lines))
+
+
+# ------------------------------------------------------------------------------------------------ the book's splits
+def book_scores(runs: list[dict]) -> None:
+    "Per run and decoding: dev perplexity, test BLEU and chrF, BLEU's brevity penalty and length ratio."
+    print(f"{'run':26} {'dev ppl':>7}  {'decoding':16} {'BLEU':>6} {'chrF':>6} {'BP':>5} {'ratio':>5}")
+    signatures = []
+    for run in runs:
+        dev = run["curves"]["dev"][-1]
+        for e in run["evaluations"]:
+            m = re.search(r"BP = ([\d.]+) ratio = ([\d.]+)", e["bleu"]["text"])
+            how = "greedy" if e["decoding"]["method"] == "greedy" else f"beam {e['decoding']['beam_size']} + avg {e['avg']}"
+            print(f"{run['label']:26} {dev['dev_ppl']:7.2f}  {how:16} {e['bleu']['score']:6.2f} "
+                  f"{e['chrf']['score']:6.2f} {float(m.group(1)):5.2f} {float(m.group(2)):5.2f}")
+            signatures += [s for s in (f"BLEU signature: {e['bleu']['signature']}",
+                                       f"chrF signature: {e['chrf']['signature']}") if s not in signatures]
+    print("\n".join(signatures))
+
+
+def samples(run: dict) -> Details:
+    "Source, reference and each decoding's translation of the sample sentences, in a collapsed box."
+    evaluations = {("greedy" if e["decoding"]["method"] == "greedy" else "beam+avg"): {s["index"]: s for s in e["samples"]}
+                   for e in run["evaluations"]}
+    first = next(iter(evaluations.values()))
+    lines = []
+    for index in first:
+        lines += [f"source:    {first[index]['source']}", f"reference: {first[index]['reference']}"]
+        lines += [f"{how + ':':11} {s[index]['hypothesis']}" for how, s in evaluations.items()]
+        lines.append("")
+    return Details(f"Sample translations, {run['label']}", "\n".join(lines).rstrip(), wrap=True)
+
+
+# Chinese labels need a font with Chinese characters: matplotlib falls back to the first one installed, if any
+# (tools/install.sh installs WenQuanYi Micro Hei on Debian)
+CJK_FONTS = ["WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Microsoft YaHei",
+             "PingFang SC", "SimHei", "Arial Unicode MS"]
+
+
+def plot_cross_attention(runs: list[dict]) -> None:
+    """The recorded encoder-decoder attention of one test sentence per run, side by side: the weights of the last
+    layer, mean over the heads, one scale from 0 to 1 (rows: target pieces as queries; columns: source pieces)."""
+    from matplotlib import font_manager
+    for run in runs:
+        att = run["attention"]
+        print(f"{att['source']}  ->  {att['translation']}  (reference: {att['reference']})")
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    family = ["DejaVu Sans"] + [f for f in CJK_FONTS if f in installed][:1]
+    with plt.rc_context({"font.family": family}):
+        fig, axes = plt.subplots(1, len(runs), figsize=(4.6 * len(runs), 3.5))
+        for ax, run in zip(np.atleast_1d(axes), runs):
+            att = run["attention"]
+            src, tgt = att["src_tokens"], att["tgt_tokens"]
+            image = ax.imshow(np.array(att["cross"]), cmap="viridis", vmin=0, vmax=1, aspect="auto")
+            ax.set_xticks(range(len(src)), src, rotation=90, fontsize=8)
+            ax.set_yticks(range(len(tgt)), tgt, fontsize=8)
+            ax.set_xlabel("source piece (key)", fontsize=8)
+        np.atleast_1d(axes)[0].set_ylabel("translation piece (query)", fontsize=8)
+        fig.tight_layout()
+        fig.colorbar(image, ax=axes, fraction=0.03, pad=0.02, label="attention weight")
+        plt.show()
