@@ -260,27 +260,31 @@ def test_unknown_split_and_other_usage_errors(run, tmp_path, capsys):
 
 
 # ---- the recipes printed in chapter 09b ------------------------------------------------------------------------
-def _printed_recipe(variable: str) -> list[str]:
-    "`annotated-transformer train` arguments of chapter 09b's recorded runs, with the corpus options in `variable`."
-    import ast
-    import re
-    import shlex
+def _printed_recipes() -> dict:
+    "The variables of chapter 09b's recipe cell (`recipe`, `zh`, `own`): string assignments only, run here."
     nb = json.loads((Path(__file__).parents[1] / "nbs" / "09b_translate.ipynb").read_text(encoding="utf-8"))
-    cell = next("".join(c["source"]) for c in nb["cells"] if "!annotated-transformer train --data corpus {data}" in
-                "".join(c["source"]))
-    strings = {m.group(1): ast.literal_eval(m.group(2))  # NAME = "..." or NAME = ("..." "...")
-               for m in re.finditer(r'^(\w+) = (\(.*?\)|"[^"\n]*")$', cell, flags=re.M | re.S)}
-    assert "!annotated-transformer train --data corpus {data} {recipe} --out {run}" in cell
-    return ["--data", "corpus", *shlex.split(strings[variable]), *shlex.split(strings["recipe"])]
+    cell = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("recipe = ("))
+    names = {}
+    exec(cell, {}, names)
+    return names
+
+
+def _printed_recipe(spec: str) -> list[str]:
+    "`annotated-transformer train` arguments of chapter 09b's runs on the book's own splits, for corpus `spec`."
+    import shlex
+    names = _printed_recipes()
+    assert spec in [s for _, s, _ in names["own"]]
+    return shlex.split(names["recipe"].replace("reference:bible-de-en", spec))
 
 
 def test_printed_chinese_recipe_reads_the_manythings_file():
-    "Chapter 09b's zh-en command, run on a file in manythings.org's layout (english, chinese, attribution)."
+    "Chapter 09b's zh-en command, on a file a reader downloads in manythings.org's layout (english, chinese, attribution)."
+    import shlex
     from annotated_transformer.subwords import _BUILDER_OPTIONS
     from annotated_transformer.train import build_parser, resolve_config
     fixture = FIX / "eng_cmn_manythings.tsv"
-    argv = [a.replace("spec=tsv:cmn.txt", f"spec=tsv:{fixture}") for a in _printed_recipe("tatoeba")]
-    assert any(a == f"spec=tsv:{fixture}" for a in argv)  # the printed command names cmn.txt
+    argv = [a.replace("spec=tatoeba:", f"spec=tatoeba:{fixture}") for a in _printed_recipe("tatoeba:")]
+    assert any(a == f"spec=tatoeba:{fixture}" for a in argv)  # the printed command names the shipped pairs
     cfg, _ = resolve_config(build_parser().parse_args(argv))
     options = {k: v for k, v in cfg.data_options.items() if k not in _BUILDER_OPTIONS}
     corpus = load_corpus(cfg.data_options["spec"], **options)
@@ -290,5 +294,8 @@ def test_printed_chinese_recipe_reads_the_manythings_file():
     assert len(pairs) == len(rows) and (corpus.src_lang, corpus.tgt_lang) == ("zh", "en")
     for source, target in pairs:  # the Chinese is the source, its own English the target
         assert any("\u4e00" <= ch <= "\u9fff" for ch in source) and english_of[source] == target
-    bible = resolve_config(build_parser().parse_args(_printed_recipe("bible")))[0]
+    bible = resolve_config(build_parser().parse_args(_printed_recipe("bible:de-en")))[0]
     assert bible.data_options["spec"] == "bible:de-en" and (bible.steps, bible.max_tokens) == (1000, 4000)
+    names = _printed_recipes()
+    for args, spec in ((names["recipe"], "reference:bible-de-en"), (names["zh"], "reference:cmn-eng")):
+        assert resolve_config(build_parser().parse_args(shlex.split(args)))[0].data_options["spec"] == spec
