@@ -271,11 +271,16 @@ def test_beam_does_not_depend_on_the_batch():
     with torch.no_grad():
         m.generator.proj.bias[EOS] += 1.0
     src, mask = padded_sources(seed=10, batch=6)
-    out = beam_search(m, src, mask, beam_size=3)  # default max_new_tokens: per sentence
+    out, hyps = beam_search(m, src, mask, beam_size=3, return_hypotheses=True)  # max_new_tokens: per sentence
     for b in range(src.size(0)):
         n = int(mask[b].sum())
-        alone = beam_search(m, src[b:b + 1, :n], mask[b:b + 1, :, :n], beam_size=3)  # no padding at all
+        alone, [own] = beam_search(m, src[b:b + 1, :n], mask[b:b + 1, :, :n], beam_size=3,  # no padding at all
+                                   return_hypotheses=True)
         assert torch.equal(alone[0], out[b, :alone.size(1)]) and (out[b, alone.size(1):] == PAD).all()
+        # the same hypotheses with the same log-probabilities: every row of sentence b read sentence b's source
+        # (a random model's tokens hardly depend on the source; its probabilities do)
+        assert [h.tokens for h in hyps[b]] == [h.tokens for h in own]
+        assert max(abs(h.log_prob - o.log_prob) for h, o in zip(hyps[b], own)) < 1e-9
     # reordering the batch only reorders the outputs
     perm = torch.tensor([3, 0, 5, 1, 4, 2])
     shuffled = beam_search(m, src[perm], mask[perm], beam_size=3)

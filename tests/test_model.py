@@ -18,6 +18,7 @@ from annotated_transformer.model import (
     Embeddings,
     Encoder,
     EncoderDecoder,
+    Generator,
     TransformerConfig,
     check_token_ids,
     count_parameters,
@@ -409,6 +410,17 @@ def test_first_layer_input_has_unit_variance_at_initialisation(share):
     else:  # an untied projection stays a Xavier (V, d) matrix
         w = model.generator.proj.weight
         assert w.abs().max() <= (6 / (V + d)) ** 0.5
+
+
+def test_generator_log_probabilities_stay_finite_when_confident():
+    "log_softmax, not log(softmax): a confident prediction keeps every log-probability finite (label smoothing uses all)."
+    generator = Generator(4, 6)
+    with torch.no_grad():
+        generator.proj.weight.zero_()
+        generator.proj.bias.copy_(torch.tensor([0.0, 0.0, 0.0, 200.0, 0.0, 0.0]))  # softmax underflows to 0
+    logp = generator(torch.zeros(1, 1, 4))
+    assert torch.isfinite(logp).all()
+    torch.testing.assert_close(logp[0, 0], torch.tensor([-200.0, -200.0, -200.0, 0.0, -200.0, -200.0]))
 
 
 def test_embeddings_scale_by_sqrt_d_model():

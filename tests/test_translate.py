@@ -183,6 +183,28 @@ def test_a_perfect_hypothesis_scores_100(tmp_path, capsys):
     assert "BLEU = 100.00" in capsys.readouterr().out
 
 
+REFERENCES = ["In the beginning God created the heavens and the earth.",
+              "And the earth was waste and void; and darkness was upon the face of the deep.",
+              "And God said, Let there be light: and there was light.",
+              "And God saw the light, that it was good."]
+
+
+def test_bleu_scores_the_hypotheses_against_the_references():
+    "sacrebleu wants (hypotheses, [references]); swapped, output that stops halfway escapes the brevity penalty."
+    import sacrebleu
+    halves = [" ".join(r.split()[: len(r.split()) // 2]) for r in REFERENCES]
+    right, swapped = sacrebleu.corpus_bleu(halves, [REFERENCES]), sacrebleu.corpus_bleu(REFERENCES, [halves])
+    assert right.bp < 0.5 and swapped.bp == 1.0 and right.score < swapped.score  # the example can tell them apart
+    assert score_translations(halves, REFERENCES)["bleu"]["score"] == pytest.approx(right.score)
+
+
+def test_bleu_is_case_sensitive_on_detokenized_text():
+    "sacrebleu's standard BLEU: mixed case, its own 13a tokenizer applied to detokenized text."
+    scores = score_translations([r.lower() for r in REFERENCES], REFERENCES)["bleu"]
+    assert scores["score"] < 90
+    assert "|case:mixed|" in scores["signature"] and "|tok:13a|" in scores["signature"]
+
+
 def test_chinese_targets_use_sacrebleus_zh_tokenizer():
     assert "tok:zh" in score_translations(["我爱你。"], ["我爱你。"], tgt_lang="zh")["bleu"]["signature"]
 
