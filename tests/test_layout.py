@@ -24,6 +24,7 @@ ALLOWED = {  # module: the package modules it may import
     "translate": {"batching", "checkpoint", "cli", "data", "decoding", "masking", "model", "multihead", "subwords", "torch_compare", "training"},
     "train": {"checkpoint", "cli", "copytask", "model", "training"},
     "cli": set(),
+    "pitfalls": {"attention", "decoding", "masking", "model", "multihead", "sublayers", "translate"},  # the last chapter
 }
 
 
