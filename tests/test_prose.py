@@ -9,7 +9,8 @@ by their old values, commit hashes, work-in-progress notes, paths outside the re
 Where the line is drawn (so that legitimate prose passes):
 
 * "issue": any use in prose is flagged (the book says "problem"), except a tracker issue cited by its number,
-  "issue #123", and anything inside a link target: a peer project's issue can be cited as a source.
+  "issue #123", "issue trackers" (of other projects), and anything inside a link target: a peer project's issue
+  can be cited as a source.
 * "target": translation has source and target sides, so only a *goal* is flagged: "a target of 15", "target of
   30.0", "the chapter's target", "meets/misses the ... target". "a target of 12 tokens" is a length, not a goal.
 * commit hashes: 7-40 lowercase hex characters with at least one digit and one letter. A SHA-256 checksum (64
@@ -34,7 +35,7 @@ _OUTSIDE = r"(?:the\s+)?(?:paper|pytorch|torch|python|numpy|cuda|sacrebleu|sente
 
 # (name, pattern): matched case-insensitively unless the pattern says otherwise
 PROSE_RULES = [
-    ("issue", re.compile(r"\bissues?\b(?!\s*#\d)", re.I)),
+    ("issue", re.compile(r"\bissues?\b(?!\s*#\d|\s+trackers?\b)", re.I)),
     ("acceptance", re.compile(r"\bacceptance\b(?!\s+(?:rate|ratio|probabilit))", re.I)),
     ("target as a goal", re.compile(
         r"\btargets?\s+(?:of|was|is|were)\s+(?:at\s+(?:most|least)\s+)?[<>≤≥]?\s*\d[\d.,]*(?![\d.,])"
@@ -139,6 +140,7 @@ PASSES = [
     "Scores of 13.96 and 20.54, from 1,000 updates of batches of 4,000 target tokens; model dimension 512, 8 heads.",
     "Glorot and Bengio (2010) chose the variance as a compromise; a 3e-4 learning rate; colour #1f77b4.",
     "Beam search reaches the target length before greedy decoding does.",
+    "The questions that come back most often in the issue trackers of well-known Transformer tutorials.",
 ]
 
 
