@@ -428,8 +428,10 @@ def transformer_parameter_count(config: TransformerConfig) -> int:
     encoder = N * (attention + feed_forward + 2 * norm)
     decoder = N * (2 * attention + feed_forward + 3 * norm)
     final_norms = 2 * norm if config.norm_first else 0
+    # a learned table has a row per position; the source and target sides each get their own copy
+    positions = 2 * config.max_positions * d if config.positional == "learned" else 0
     if config.share_embeddings:
         embeddings = config.tgt_vocab * d  # one matrix, three uses
     else:
         embeddings = (config.src_vocab + 2 * config.tgt_vocab) * d  # source table, target table, generator weight
-    return encoder + decoder + final_norms + embeddings + config.tgt_vocab  # + generator bias
+    return encoder + decoder + final_norms + positions + embeddings + config.tgt_vocab  # + generator bias

@@ -19,6 +19,7 @@ from annotated_transformer.model import (
     Encoder,
     EncoderDecoder,
     Generator,
+    POSITIONAL_ENCODINGS,
     TransformerConfig,
     check_token_ids,
     count_parameters,
@@ -484,3 +485,12 @@ def test_input_errors():
     assert "10" in str(info.value)
     with pytest.raises(TypeError, match=r"must be integers"):
         check_token_ids(torch.tensor([0.5]), 10)
+
+
+@pytest.mark.parametrize("positional", sorted(POSITIONAL_ENCODINGS))
+@pytest.mark.parametrize("share", [False, True])
+def test_count_formula_matches_every_positional_kind(positional, share):
+    "Learned positions are parameters too: 2 x max_positions x d_model of them (a table for each side)."
+    cfg = TransformerConfig(1000, 1000, N=2, d_model=64, d_ff=128, h=4, positional=positional, share_embeddings=share)
+    real = make_model_from_config(cfg)
+    assert sum(p.numel() for p in real.parameters()) == transformer_parameter_count(cfg)
