@@ -38,10 +38,11 @@ setuptools.setup(
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],
     project_urls={"Documentation": cfg["doc_host"] + cfg["doc_baseurl"], "Source": cfg["git_url"]},
-    packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),
+    # corpora/ holds data, not code: named as a package of its own so that setuptools ships its files
+    packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]) + [cfg["lib_name"] + ".corpora"],
     package_dir={"": "."},  # a flat layout, declared: the editable install is then a plain .pth entry, without warnings
     include_package_data=True,
-    package_data={cfg["lib_name"]: ["corpora/*.txt", "corpora/*.md"]},  # the Tatoeba pairs and their attribution
+    package_data={cfg["lib_name"] + ".corpora": ["*.txt", "*.md"]},  # the Tatoeba pairs and their attribution
     python_requires=">=" + cfg["min_python"],
     install_requires=requirements,
     extras_require=extras,

@@ -45,10 +45,17 @@ def test_the_tatoeba_pairs_ship_with_their_attribution():
     assert "CC-BY 2.0 FR" in attribution and "Tatoeba contributors" in attribution and TATOEBA_SHA256 in attribution
 
 
-def test_the_package_data_is_declared_for_wheels():
-    "An installed (not editable) package carries the pairs only if setup.py names them."
-    setup = (Path(__file__).resolve().parents[1] / "setup.py").read_text(encoding="utf-8")
-    assert '"corpora/*.txt"' in setup and '"corpora/*.md"' in setup
+def test_a_wheel_carries_the_pairs_and_their_attribution(tmp_path):
+    "An installed (not editable) package has the pairs only if setup.py ships them: build a wheel and look inside."
+    import zipfile
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(repo), "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("annotated_transformer-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"annotated_transformer/corpora/cmn-eng.txt", "annotated_transformer/corpora/README.md"} <= names
+    assert "warning" not in proc.stderr.lower(), proc.stderr[-2000:]
 
 
 def test_tatoeba_corpus_is_chinese_to_english_with_segmentation_removed():
