@@ -738,11 +738,7 @@ def _reference_lines(name: str) -> list[str]:
     if name == "cmn-eng":
         return _read_lines(tatoeba_path())
     path = bible_db_path()
-    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-        def verses(code):
-            rows = db.execute("SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ?", (code,))
-            return {(b, c, v): text for b, c, v, text in rows}
-        src, tgt = verses("e"), verses("4")
+    src, tgt, _ = _read_verses(path, BIBLE_TRANSLATIONS["e"], BIBLE_TRANSLATIONS["4"], None)  # as stored
     keys = [k for k in sorted(src.keys() & tgt.keys()) if len(src[k].strip()) >= 3 and len(tgt[k].strip()) >= 3]
     for k in keys:
         if any(ch in src[k] + tgt[k] for ch in "\t\n\r"):
