@@ -1,9 +1,18 @@
-"""Tests for annotated_transformer.checkpoint (chapter 07c): safe loading, atomic writes. The trainer's use of
-checkpoints (resuming exactly, pruning, run directories) is tested in test_training.py and test_run_safety.py."""
+"""Tests for annotated_transformer.checkpoint (chapter 07c): safe loading, atomic writes and appends, the run lock,
+stop signals, sizes. The trainer's use of checkpoints (resuming exactly, pruning, run directories) is tested in
+test_training.py and test_run_safety.py, and so is the train command's use of the lock, the signals and the memory
+measurement."""
+import errno
+import os
+import signal
+import time
+
 import pytest
 import torch
 
-from annotated_transformer.checkpoint import atomic_torch_save, load_checkpoint, save_checkpoint
+from annotated_transformer.checkpoint import (LOCK_FILE, RunLock, RunLocked, RunWriteError, StopSignals, Stopped,
+                                              append_line, atomic_torch_save, atomic_write_bytes, exit_status,
+                                              format_size, load_checkpoint, parse_size, save_checkpoint)
 from annotated_transformer.training import load_model
 
 
@@ -55,3 +64,51 @@ def test_atomic_save_leaves_no_partial_file(tmp_path, monkeypatch):
     assert path.read_bytes() == good  # the old checkpoint is intact
     assert load_checkpoint(path)["step"] == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.pt"]  # no temporary or partial files
+
+
+def test_append_line_writes_a_whole_line_or_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "metrics.jsonl"
+    append_line(path, '{"step": 1}')
+    real_write = os.write
+
+    def half_then_full(fd, data):  # a disk that takes 3 bytes, then is full
+        real_write(fd, bytes(data[:3]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", half_then_full)
+    with pytest.raises(RunWriteError, match=r"cannot write .*metrics\.jsonl: No space left on device$"):
+        append_line(path, '{"step": 2}')
+    monkeypatch.undo()
+    assert path.read_text() == '{"step": 1}\n'
+    with pytest.raises(RunWriteError, match="No such file or directory"):
+        atomic_write_bytes(b"{}", tmp_path / "gone" / "config.json")
+
+
+def test_run_lock_is_exclusive_names_its_holder_and_is_released(tmp_path):
+    with RunLock(tmp_path):
+        with pytest.raises(RunLocked, match=rf"{tmp_path} is in use: another process \(PID {os.getpid()}\)"):
+            RunLock(tmp_path)
+    assert (tmp_path / LOCK_FILE).read_text() == ""
+    RunLock(tmp_path).release()
+
+
+def test_stop_signals_defer_and_restore(monkeypatch):
+    before = signal.getsignal(signal.SIGTERM)
+    with StopSignals() as stop:
+        stop.deferring = True
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGINT)  # a second signal changes nothing
+        assert stop() == signal.SIGTERM and exit_status(stop()) == 143
+    assert signal.getsignal(signal.SIGTERM) == before
+    with pytest.raises(Stopped):
+        with StopSignals():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+
+
+def test_sizes_read_and_written():
+    assert parse_size("8G") == 8 * 10**9 and parse_size("1.5GiB") == 3 * 2**29 and parse_size(" 100 kb ") == 10**5
+    assert format_size(16.4e9) == "16.4 GB" and format_size(850e6) == "850 MB"
+    for bad in ("", "G", "8 GB of it", "-1G"):
+        with pytest.raises(ValueError, match="is not a size"):
+            parse_size(bad)
