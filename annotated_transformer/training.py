@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import errno
 import importlib
 import inspect
 import json
@@ -25,10 +26,12 @@ from torch import Tensor
 from fastcore.basics import patch
 from tqdm import tqdm
 
-from .batching import BOS, EOS, PAD, Batch, TokenBatchSampler, _check_special_ids, make_batch
+from .batching import (BOS, EOS, PAD, SOURCE_ALLOWANCE, Batch, TokenBatchSampler, _check_special_ids,
+                                            make_batch)
 from .copytask import copy_data
-from .checkpoint import (_step_of, checkpoint_path, find_checkpoint, list_checkpoints, load_checkpoint,
-                                              prune_checkpoints, rng_state, save_checkpoint, unwrap)
+from .checkpoint import (RunWriteError, _step_of, append_line, atomic_write_bytes, checkpoint_path,
+                                              find_checkpoint, list_checkpoints, load_checkpoint, measure_peak,
+                                              memory_in_use, prune_checkpoints, rng_state, save_checkpoint, unwrap)
 from .subwords import DataBundle, corpus_data
 from .model import TransformerConfig, make_model_from_config
 from .torch_compare import TorchTransformer
@@ -36,7 +39,8 @@ from .torch_compare import TorchTransformer
 # %% auto #0
 __all__ = ['ARCHS', 'VOCAB_FIELDS', 'DATA_BUILDERS', 'LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer',
            'pick_device', 'autocast_context', 'load_model', 'Seq2SeqLoss', 'TrainConfig', 'build_model',
-           'model_config_dict', 'Trainer', 'init_distributed', 'register_data', 'get_data_builder']
+           'model_config_dict', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed', 'register_data',
+           'get_data_builder']
 
 # %% ../nbs/07_training.ipynb #fdf20f49
 class LabelSmoothingLoss(nn.Module):
@@ -260,7 +264,8 @@ class TrainConfig:
     checkpoint_every: int = _opt(1000, "save a checkpoint every this many steps (0 = only at the end)")
     keep_last: int = _opt(5, "keep only the newest this many checkpoints (0 = keep all)")
     progress: bool = _opt(True, "show a tqdm progress bar (off: print a line per log record)")
-    threads: int = _opt(0, "CPU threads for PyTorch (0 = PyTorch's default)")
+    threads: int = _opt(0, "CPU threads for PyTorch (0 = chosen by the train command: one for a small model, "
+                                "PyTorch's default for a large one)")
 
 # %% ../nbs/07_training.ipynb #3dd7c698
 @patch
@@ -424,6 +429,8 @@ class Trainer:
         self.resumed_from: Path | None = None  # the checkpoint `load` read
         self.last_checkpoint: Path | None = None  # the newest checkpoint this trainer wrote (or resumed from)
         self._out_checked = False
+        self.stopped = 0  # why the last fit() stopped early: what stop() returned (0: it did not)
+        self._in_update = False  # True while the optimizer changes the weights
 
 # %% ../nbs/07_training.ipynb #4e720a62
 @patch
@@ -463,8 +470,10 @@ def train_step(self: Trainer, batches: list[list[int]]) -> dict:
     if not math.isfinite(grad_norm):
         raise FloatingPointError(f"the gradient norm became {grad_norm} at step {step}: stopping before the update.")
     lr = self.optimizer.param_groups[0]["lr"]
+    self._in_update = True  # (running out of memory from here on would leave the weights half updated)
     self.optimizer.step()
     self.scheduler.step()
+    self._in_update = False
     self.step = step
     return {"step": step, "epoch": self.sampler.epoch, "loss": loss, "nll": nll, "lr": lr, "grad_norm": grad_norm,
             "tgt_tokens": ntokens, "src_tokens": src_tokens, "seconds": time.perf_counter() - start}
@@ -479,16 +488,34 @@ def next_batches(self: Trainer) -> list[list[int]]:
 
 
 @patch
-def fit(self: Trainer, steps: int | None = None) -> list[dict]:
-    "Train until `steps` updates (default cfg.steps) have been made; returns the logged records."
+def fit(
+    self: Trainer,
+    steps: int | None = None,  # train until this many updates have been made (default: cfg.steps)
+    stop: Callable[[], int | bool] | None = None,  # asked before every update: a true value stops the run (see below)
+) -> list[dict]:
+    "Train until `steps` updates have been made, or until `stop()` asks to stop after an update; returns the logged records."
     steps = self.cfg.steps if steps is None else steps
     self._check_out_dir()
     first, last_saved, window = self.step, None, []
+    self.stopped = 0
     bar = tqdm(total=steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True,
                disable=not (self.cfg.progress and self.is_main))
     try:
         while self.step < steps:
-            window.append(self.train_step(self.next_batches()))
+            if stop is not None and (wish := self._agree_to_stop(stop())):
+                if window:  # the records of the steps since the last log line: nothing done is left unwritten
+                    self.log(self._summarise(window))
+                self.stopped = wish
+                break
+            before, failure = self._position(), None  # where to go back to if this update runs out of memory
+            try:
+                window.append(self.train_step(self.next_batches()))
+            except Exception as e:
+                if not _is_out_of_memory(e):
+                    raise
+                failure = type(e).__name__  # (handled below, once the error and the activations it holds are gone)
+            if failure is not None:
+                self._out_of_memory(before, failure)
             bar.update(1)
             if self.step % self.cfg.log_every == 0 or self.step == steps:
                 record = self._summarise(window)
@@ -509,6 +536,17 @@ def fit(self: Trainer, steps: int | None = None) -> list[dict]:
 
 
 @patch
+def _agree_to_stop(self: Trainer, wish: int | bool) -> int:
+    "This process's wish to stop (0: none), or under DDP the largest wish of any rank, so that all stop after one step."
+    wish = int(wish or 0)
+    if self.world == 1:
+        return wish
+    flag = torch.tensor([wish], dtype=torch.int64, device=self.device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)  # one number per step, and only when a stop can be asked for
+    return int(flag.item())
+
+
+@patch
 def _summarise(self: Trainer, window: list[dict]) -> dict:
     "Average the per-step records since the last log line (losses weighted by tokens)."
     n = sum(r["tgt_tokens"] for r in window)
@@ -524,14 +562,12 @@ def _summarise(self: Trainer, window: list[dict]) -> dict:
 
 @patch
 def log(self: Trainer, record: dict) -> None:
-    "Keep `record` in `history` and (rank 0, with out_dir) append it to OUT/metrics.jsonl."
+    "Keep `record` in `history` and (rank 0, with out_dir) append it to OUT/metrics.jsonl, a whole line or nothing."
     self.history.append(record)
     if self.is_main and self.on_log is not None:
         self.on_log(record)
     if self.is_main and self.out_dir is not None:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.out_dir / "metrics.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
+        append_line(self.out_dir / "metrics.jsonl", json.dumps(record))
 
 # %% ../nbs/07_training.ipynb #1716ffc5
 @patch
@@ -553,6 +589,56 @@ def evaluate(self: Trainer, pairs: Sequence | None = None) -> dict:
     loss, nll, n = sums.tolist()
     return {"step": self.step, "dev_loss": loss / n, "dev_nll": nll / n, "dev_ppl": math.exp(min(nll / n, 50.0))}
 
+# %% ../nbs/07_training.ipynb #b77b89a4
+class StepOutOfMemory(RuntimeError):
+    "A training update ran out of memory; `checkpoint` holds the run at its last completed update (`step`)."
+
+    def __init__(self, message: str, step: int, checkpoint: Path | None):
+        super().__init__(message)
+        self.step, self.checkpoint = step, checkpoint
+
+
+def _is_out_of_memory(e: BaseException) -> bool:
+    "CUDA's out-of-memory error, Python's MemoryError, or a CPU allocation that PyTorch could not make."
+    return isinstance(e, (torch.OutOfMemoryError, MemoryError)) or (
+        isinstance(e, RuntimeError) and "can't allocate memory" in str(e))
+
+
+def _torch_generators() -> tuple:
+    "The states of PyTorch's CPU and CUDA generators: all that a training step draws from (dropout)."
+    return torch.get_rng_state(), (torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
+
+
+def _set_torch_generators(states: tuple) -> None:
+    torch.set_rng_state(states[0])
+    if states[1] is not None:
+        torch.cuda.set_rng_state_all(states[1])
+
+
+@patch
+def _position(self: Trainer) -> tuple:
+    "Where the run is between two updates, as far as an update changes it before its weights: data and generators."
+    return self.sampler.epoch, self.sampler.position, _torch_generators()
+
+
+@patch
+def _out_of_memory(self: Trainer, before: tuple, failure: str) -> None:
+    "Go back to the state after the last completed update, save it (where possible), and raise StepOutOfMemory."
+    failed = self.step + 1
+    self.optimizer.zero_grad(set_to_none=True)
+    if self.device.type == "cuda":
+        torch.cuda.empty_cache()
+    self.sampler.epoch, self.sampler.position, generators = before
+    self._stream = None  # the next batches are drawn again from the restored position
+    _set_torch_generators(generators)
+    where = f"out of memory in update {failed} on {self.device} ({failure})"
+    newest = list_checkpoints(self.out_dir)[-1] if self.out_dir is not None and list_checkpoints(self.out_dir) else None
+    if self._in_update or self.world > 1 or self.out_dir is None:  # weights half updated, or a collective save
+        raise StepOutOfMemory(where, self.step, newest)
+    if self.step > 0 and not checkpoint_path(self.out_dir, self.step).is_file():  # (step 0: nothing to save)
+        newest = self.save()
+    raise StepOutOfMemory(where, self.step, newest)
+
 # %% ../nbs/07_training.ipynb #95e7931a
 @patch
 def _all_rng_states(self: Trainer) -> list[dict]:
@@ -570,6 +656,8 @@ def save(self: Trainer, path: str | Path | None = None) -> Path | None:
     if not self.is_main or (path is None and self.out_dir is None):
         return None
     path = checkpoint_path(self.out_dir, self.step) if path is None else Path(path)
+    if self.out_dir is not None and not self.out_dir.is_dir():  # deleted or moved while training: say so, do not rebuild it
+        raise RunWriteError(path, OSError(errno.ENOENT, f"the run directory {self.out_dir} is gone"))
     save_checkpoint(path, self.model, self.optimizer, self.scheduler, step=self.step, sampler=self.sampler,
                     model_config=self.model_config, train_config=self.cfg.to_dict(), rng=states)
     self.last_checkpoint = path
@@ -618,15 +706,13 @@ def rewind_metrics(self: Trainer) -> list[dict]:
         if record["step"] <= self.step:  # lines logged after the checkpoint are logged again
             kept.append(line)
             records.append(record)
-    tmp = metrics.with_name(f".{metrics.name}.tmp")
-    tmp.write_bytes(b"".join(line + b"\n" for line in kept))
-    os.replace(tmp, metrics)
+    atomic_write_bytes(b"".join(line + b"\n" for line in kept), metrics)
     return records
 
 
 @patch
 def _check_out_dir(self: Trainer) -> None:
-    "Before the first update (rank 0): out_dir must not hold another run's metrics or checkpoints."
+    "Before the first update (rank 0): out_dir must not hold another run's metrics or checkpoints; it is made if new."
     if self._out_checked or self.out_dir is None or not self.is_main:
         return
     later = [p for p in list_checkpoints(self.out_dir / "checkpoints") if (_step_of(p) or 0) > self.step]
@@ -638,7 +724,92 @@ def _check_out_dir(self: Trainer) -> None:
     elif later:
         raise ValueError(f"{self.out_dir} has checkpoints after step {self.step} (the newest: {later[-1].name}): "
                          "continuing from here would replace them")
+    try:
+        self.out_dir.mkdir(parents=True, exist_ok=True)  # once: a directory that vanishes later is an error, not remade
+    except OSError as e:
+        raise RunWriteError(self.out_dir, e) from None
     self._out_checked = True
+
+# %% ../nbs/07_training.ipynb #5fb75421
+@dataclass
+class StepMemory:
+    "The memory of a training step on the largest batch, measured by `Trainer.step_memory` (bytes)."
+    peak: int  # the most memory the process holds in a step on the largest batch (CPU: resident; CUDA: allocated)
+    sentences: int  # the largest batch (per rank): this many sentence pairs ...
+    src_len: int  # ... of this many source tokens (padded, with EOS)
+    tgt_len: int  # ... and target tokens
+    fixed: int  # the straight line drawn from the measurements: peak = fixed + per_sentence × sentences
+    per_sentence: float
+    measured: tuple[int, ...]  # the batch sizes (in sentences) that were run
+
+    def at(self, sentences: int) -> int:
+        "The peak of a step on `sentences` pairs of the same lengths."
+        return int(self.fixed + self.per_sentence * sentences)
+
+
+@patch
+def largest_batch(self: Trainer) -> tuple[int, int, int]:
+    "(sentence pairs per rank, source length, target length) of the largest batch: the longest pairs, at the budget."
+    src_len, tgt_len = max(self.sampler.src_lens), max(self.sampler.tgt_lens)
+    pairs = max(1, int(self.cfg.max_tokens // max(tgt_len, src_len / SOURCE_ALLOWANCE)))
+    return -(-pairs // self.world), src_len, tgt_len
+
+
+@patch
+def _probe(self: Trainer, sentences: int, src_len: int, tgt_len: int) -> int | None:
+    "The peak memory of one forward and backward pass on `sentences` pairs of these lengths (gradients dropped after)."
+    token = lambda vocab: next(i for i in range(vocab) if i not in (self.pad, self.bos, self.eos))  # any real token
+    pair = ([token(self.model_config["src_vocab"])] * (src_len - 1), [token(self.model_config["tgt_vocab"])] * (tgt_len - 1))
+    batch = make_batch([pair] * sentences, self.pad, self.bos, self.eos).to(self.device)
+
+    def forward_backward():
+        with self.autocast():
+            loss, _ = self.loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask)
+        loss.backward()
+    try:
+        return measure_peak(forward_backward, self.device)
+    finally:
+        self.model.zero_grad(set_to_none=True)
+
+
+@patch
+def step_memory(
+    self: Trainer,
+    limit: int | None = None,  # the memory the process may use (bytes): a measurement that might not fit is not run
+    probe_tokens: int = 1000,  # the smallest measurement: about this many target tokens
+) -> StepMemory | None:
+    "Measure what a training step on the largest batch takes (see the text); None where memory cannot be measured."
+    sentences, src_len, tgt_len = self.largest_batch()
+    # an eighth of the largest batch, but at least probe_tokens (up to half the batch): on very small tensors the
+    # allocator's overhead would inflate the rate
+    small = max(1, sentences // 8, min(sentences // 2, -(-probe_tokens // tgt_len)))
+    sizes = [small] + ([min(sentences, 2 * small)] if sentences > small else [])
+    generators, was_training = _torch_generators(), self.model.training
+    self.model.train()  # dropout on, as in training
+    try:
+        before = memory_in_use(self.device)  # the weights and everything else, without a step
+        peaks = [self._probe(small, src_len, tgt_len)]
+        if len(sizes) > 1 and None not in (before, peaks[0]) and (limit is None or 2 * peaks[0] - before < limit):
+            peaks.append(self._probe(sizes[1], src_len, tgt_len))
+    except Exception as e:
+        if not _is_out_of_memory(e):
+            raise
+        failed = f"{small} of the {sentences} longest pairs of the largest batch ran out of memory ({type(e).__name__})"
+    else:
+        failed = None
+    finally:
+        _set_torch_generators(generators)
+        self.model.train(was_training)
+    if failed is not None:  # (raised here, once the error and the activations it holds are gone)
+        raise StepOutOfMemory(failed, self.step, None)
+    if None in peaks or before is None:
+        return None
+    # the line from the memory in use before through the larger measurement (see the text)
+    per_sentence, fixed = max(0.0, (peaks[-1] - before) / sizes[len(peaks) - 1]), float(before)
+    weights = sum(p.numel() * p.element_size() for p in self.model.parameters())
+    fixed += (0 if self.optimizer.state else 2 * weights) + (weights if self.world > 1 else 0)  # Adam; DDP's buckets
+    return StepMemory(int(fixed + per_sentence * sentences), sentences, src_len, tgt_len, int(fixed), per_sentence,
+                      tuple(sizes[:len(peaks)]))
 
 # %% ../nbs/07_training.ipynb #04a3b671
 def init_distributed(

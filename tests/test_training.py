@@ -305,6 +305,27 @@ def test_ddp_on_cpu_matches_single_process(tmp_path):
     assert max((p - q).abs().max() for p, q in zip(ddp["params"], fresh.parameters())) > 1e-3
 
 
+def _ddp_stop_worker(rank, world, tmp):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{tmp}/store", rank=rank, world_size=world)
+    try:
+        tr = small_trainer(seed=0, out_dir=f"{tmp}/run", steps=8, checkpoint_every=0)
+        tr.fit(stop=lambda: 15 if rank == 1 and tr.step == 3 else 0)  # only rank 1 is asked to stop (SIGTERM)
+        torch.save({"step": tr.step, "stopped": tr.stopped}, f"{tmp}/rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_ddp_ranks_stop_after_the_same_update(tmp_path):
+    "A stop asked of one rank stops every rank after the same update; rank 0 writes that update's checkpoint."
+    mp.spawn(_ddp_stop_worker, args=(2, str(tmp_path)), nprocs=2, join=True)
+    for rank in (0, 1):
+        assert torch.load(tmp_path / f"rank{rank}.pt", weights_only=True) == {"step": 3, "stopped": 15}
+    assert [p.name for p in list_checkpoints(tmp_path / "run")] == ["step_000003.pt"]
+    ckpt = torch.load(tmp_path / "run" / "checkpoints" / "step_000003.pt", weights_only=True)
+    assert ckpt["step"] == 3 and len(ckpt["rng"]) == 2  # both ranks' generators, gathered
+
+
 # ---- the copy task -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def copy_model():
