@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
+import math
 import os
 import random
+import shlex
 import subprocess
 import sys
 import time
@@ -18,16 +21,20 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .checkpoint import (_step_of, clear_run, find_checkpoint, list_checkpoints, load_checkpoint,
+from .batching import SOURCE_ALLOWANCE
+from .checkpoint import (LOCK_FILE, RunLock, RunWriteError, StopSignals, Stopped, _step_of,
+                                              atomic_write_bytes, clear_run, exit_status, find_checkpoint,
+                                              format_size, list_checkpoints, load_checkpoint, memory_capacity,
                                               run_files, run_markers)
 from .cli import _one_line_warnings
 from .model import TransformerConfig
 from .copytask import copy_accuracy
-from .training import (Trainer, TrainConfig, build_model, get_data_builder,
-                                            init_distributed, pick_device)
+from .training import (StepMemory, StepOutOfMemory, Trainer, TrainConfig, build_model,
+                                            get_data_builder, init_distributed, pick_device)
 
 # %% auto #0
-__all__ = ['RESUMABLE_CHANGES', 'build_parser', 'resolve_config', 'run_start', 'train_main', 'main']
+__all__ = ['RESUMABLE_CHANGES', 'SMALL_MODEL_WORK', 'MEMORY_MARGIN', 'build_parser', 'resolve_config', 'run_start', 'train_main',
+           'choose_threads', 'check_memory', 'main']
 
 # %% ../nbs/07a_train.ipynb #081e962f
 _MODEL_HELP = {  # TransformerConfig's fields as flags (its vocabulary sizes come from the data)
@@ -233,26 +240,98 @@ def _print_record(record: dict) -> None:
               f"dev ppl {record['dev_ppl']:.2f}", flush=True)
 
 
+def _rank() -> int:
+    return int(os.environ.get("RANK", 0))
+
+
+def _continue_command(out: Path) -> str:
+    "The command that continues the run in `out` (under torchrun, with as many processes)."
+    world = int(os.environ.get("WORLD_SIZE", 1))
+    launcher = (f"torchrun --nproc_per_node={world} -m annotated_transformer.train" if world > 1
+                else "annotated-transformer train")
+    return f"{launcher} --resume --out {shlex.quote(str(out))}"
+
+
+def _saved_state(out: Path) -> tuple[str, bool]:
+    "What `out` holds to go on from, for the line that ends a run early: (its newest complete checkpoint, can --resume)."
+    if not Path(out).is_dir():
+        return f"the run directory {out} is gone", False
+    ckpts = list_checkpoints(out)
+    if ckpts:
+        return f"the newest complete checkpoint is {ckpts[-1]} (step {_step_of(ckpts[-1])})", True
+    if (Path(out) / "config.json").is_file():
+        return "no checkpoint was written yet", True  # --resume starts it again from step 0
+    return "nothing of the run was saved", False
+
+
+def _stop_line(out: Path, step: int | None = None, checkpoint: Path | None = None) -> str:
+    "The line a stopped run prints: the step, its checkpoint and the command that continues (from `out` if not given)."
+    if step is None:  # stopped outside the training loop: tell from what the directory holds
+        ckpts = list_checkpoints(out) if Path(out).is_dir() else []
+        if not ckpts and not (Path(out) / "config.json").is_file():
+            return "stopped before training began: nothing was saved"
+        step, checkpoint = (_step_of(ckpts[-1]), ckpts[-1]) if ckpts else (0, None)
+    saved = f"checkpoint {checkpoint}" if checkpoint is not None else "no checkpoint yet"
+    return f"stopped at step {step}: {saved}; continue with: {_continue_command(out)}"
+
+
+def _lock(out: Path) -> RunLock:
+    "Make `out` if needed and lock it (rank 0), so that no other process can train there while this one runs."
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RunWriteError(out, e) from None
+    return RunLock(out)
+
+
+def _remove_if_unused(out: Path) -> None:
+    "Remove a directory this command made, if nothing but its lock file went into it (the run never started)."
+    with contextlib.suppress(OSError):
+        if set(os.listdir(out)) <= {LOCK_FILE}:
+            (out / LOCK_FILE).unlink(missing_ok=True)
+            out.rmdir()
+
+
 def train_main(argv: Sequence[str] | None = None) -> int:
     "`annotated-transformer train`: train from a config file and flags; returns the exit status."
     parser = build_parser()
     args = parser.parse_args(argv)
+    out, made = Path(args.out), False
     try:
-        with _one_line_warnings(parser.prog):
+        with _one_line_warnings(parser.prog), StopSignals() as stop, contextlib.ExitStack() as held:
             cfg, resume_from = resolve_config(args)
             if args.print_config:
                 print(json.dumps(cfg.to_dict(), indent=2))
                 return 0
             pick_device(cfg.device)  # e.g. --device cuda on a machine without CUDA: now, not after building the data
+            if _rank() == 0 and (out.is_dir() or not out.exists()):  # (a file in the way: run_start says so)
+                made = not out.exists()
+                held.enter_context(_lock(out))  # before looking at what the directory holds: no one else changes it
             start = run_start(args, resume_from)
-            if start == "restart" and int(os.environ.get("RANK", 0)) == 0:
+            if start == "restart" and _rank() == 0:
                 print(f"{parser.prog}: note: {args.out} has no checkpoint yet: its run starts again from step 0",
                       file=sys.stderr)
-            return _train(cfg, args.out, resume_from, argv, start=start)
+            return _train(cfg, out, resume_from, argv, start=start, stop=stop)
+    except Stopped as e:  # a signal before the training loop (or after it): no step was cut short
+        if _rank() == 0:
+            print(f"{parser.prog}: {_stop_line(out)}", file=sys.stderr, flush=True)
+        return exit_status(e.signum)
+    except RunWriteError as e:  # a full disk, a missing permission, a deleted directory
+        saved, resumable = _saved_state(out)
+        then = f": once that is fixed, continue with: {_continue_command(out)}" if resumable else ""
+        parser.exit(1, f"{parser.prog}: error: {e}; {saved}{then}\n")
+    except StepOutOfMemory as e:
+        saved = f"checkpoint {e.checkpoint} (step {_step_of(e.checkpoint)})" if e.checkpoint else "nothing was saved"
+        parser.exit(1, f"{parser.prog}: stopped: {e}; {saved}. Less memory per step: a new run with --max-tokens "
+                       f"{max(1, cfg.max_tokens // 2)} --accum-steps {2 * cfg.accum_steps} (as many tokens per "
+                       f"update); or free memory and continue with: {_continue_command(out)}\n")
     except (ValueError, FileNotFoundError, ModuleNotFoundError) as e:  # (a missing extra: its install command)
         parser.exit(2, f"{parser.prog}: error: {e}\n")
     except FloatingPointError as e:
         parser.exit(1, f"{parser.prog}: stopped: {e}\n")
+    finally:
+        if made:
+            _remove_if_unused(out)
 
 # %% ../nbs/07a_train.ipynb #312303f0
 def _data_file_bytes(files: dict) -> dict[str, bytes]:
@@ -268,9 +347,7 @@ def _data_file_bytes(files: dict) -> dict[str, bytes]:
 def _write_data_files(out: Path, files: dict) -> None:
     "Write a data builder's files into the run directory, each atomically."
     for name, data in _data_file_bytes(files).items():
-        tmp = out / f".{name}.tmp"
-        tmp.write_bytes(data)
-        os.replace(tmp, out / name)
+        atomic_write_bytes(data, out / name)
 
 # %% ../nbs/07a_train.ipynb #03650975
 def _check_data(cfg: TrainConfig, data, files: dict[str, bytes], out: Path, start: str) -> None:
@@ -307,7 +384,7 @@ def _code_version() -> dict:
 
 
 def _write_run_config(out: Path, cfg: TrainConfig, trainer: Trainer, data, files: dict[str, bytes], argv,
-                      world: int, resume_from: Path | None) -> None:
+                      world: int, resume_from: Path | None, memory: dict | None = None) -> None:
     "config.json (settings, model, data, command, provenance), then the data builder's files."
     info = {"train": cfg.to_dict(), "model": trainer.model_config,
             "data": {"name": cfg.data, "src_vocab": data.src_vocab, "tgt_vocab": data.tgt_vocab, "pad": data.pad,
@@ -317,20 +394,94 @@ def _write_run_config(out: Path, cfg: TrainConfig, trainer: Trainer, data, files
             "command": (["annotated-transformer", "train", *argv] if argv is not None  # called as the CLI command
                         else [Path(sys.argv[0]).name, *sys.argv[1:]]),  # python -m / torchrun
             "code": _code_version(),  # provenance: which commit made these numbers
-            "world_size": world, "device": str(trainer.device), "torch": torch.__version__,
+            "world_size": world, "device": str(trainer.device), "threads": torch.get_num_threads(),
+            "memory": memory,  # a step's measured peak on the largest batch, and what was available (bytes)
+            "torch": torch.__version__,
             "resumed_from": str(resume_from) if resume_from else None,
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / ".config.json.tmp"  # config.json first: from now on the directory holds this run
-    tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out / "config.json")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RunWriteError(out, e) from None
+    # config.json first: from now on the directory holds this run
+    atomic_write_bytes((json.dumps(info, indent=2) + "\n").encode("utf-8"), out / "config.json")
     _write_data_files(out, files)
 
-# %% ../nbs/07a_train.ipynb #f513b60e
-def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: str = "new") -> int:
-    "Train into `out`; `start` (from run_start): new, resume (from resume_from), restart (from step 0) or overwrite."
+# %% ../nbs/07a_train.ipynb #412016ef
+SMALL_MODEL_WORK = 1e10  # parameters × tokens per batch below which one CPU thread trains fastest (measured below)
+
+
+def choose_threads(
+    cfg: TrainConfig,
+    parameters: int,  # the model's
+    device: torch.device,  # where it trains
+    default: int | None = None,  # PyTorch's choice (default: torch.get_num_threads() now)
+) -> int:
+    "CPU threads for the run: --threads if given; else one for a small model on a CPU, PyTorch's default otherwise."
     if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+        return cfg.threads
+    if device.type == "cpu" and parameters * cfg.max_tokens < SMALL_MODEL_WORK:
+        return 1  # threads that each get a sliver of a small step wait for each other more than they work
+    return default or torch.get_num_threads()
+
+# %% ../nbs/07a_train.ipynb #c870e0f5
+MEMORY_MARGIN = 1.1  # a run starts only if a step's measured need, and a tenth more, fits in what it may use
+
+
+def _memory_budget(memory: StepMemory, capacity: float, cfg: TrainConfig, world: int) -> tuple[int, int] | None:
+    "The largest --max-tokens, with the --accum-steps that keeps about as many tokens per update, whose steps fit."
+    per_update = cfg.max_tokens * cfg.accum_steps
+    longest = max(memory.tgt_len, math.ceil(memory.src_len / SOURCE_ALLOWANCE))  # one such pair must fit the budget
+    accum = cfg.accum_steps + 1
+    while (max_tokens := math.ceil(per_update / accum)) >= longest:
+        sentences = -(-(max_tokens // longest) // world)
+        if memory.at(sentences) * MEMORY_MARGIN <= capacity:
+            return max_tokens, accum
+        accum += 1
+    return None
+
+
+def check_memory(trainer: Trainer, cfg: TrainConfig, resuming: bool = False) -> dict:
+    "Measure what a step takes (`Trainer.step_memory`); a ValueError (one line) if it will not fit, else the figures."
+    capacity, source = memory_capacity(trainer.device)
+    if capacity is not None and trainer.device.type == "cpu":  # the processes on one machine share its memory
+        capacity //= int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    try:
+        memory = trainer.step_memory(limit=capacity)
+    except StepOutOfMemory as e:  # even the measurement did not fit
+        raise ValueError(f"a training step does not fit in memory: {e}, with {format_size(capacity or 0)} available "
+                         f"({source}): use a much smaller --max-tokens, and a larger --accum-steps to keep the tokens "
+                         "per update") from None
+    fits = memory is None or capacity is None or memory.peak * MEMORY_MARGIN <= capacity
+    if trainer.world > 1:  # every process stops, or none
+        flag = torch.tensor([int(fits)], device=trainer.device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+        if fits and not flag.item():
+            raise ValueError("a training step does not fit in the memory of another process (it says how much)")
+    if not fits:
+        lengths = f"{memory.tgt_len} target tokens" + (f" and {memory.src_len} source tokens"
+                                                     if memory.src_len != memory.tgt_len else "")
+        need = (f"a training step needs about {format_size(memory.peak)} of memory (measured on the longest pairs: "
+                f"{memory.sentences} sentences of {lengths}{' per process' if trainer.world > 1 else ''})")
+        budget = _memory_budget(memory, capacity, cfg, trainer.world)
+        if budget is None:
+            advice = "even one sentence of the longest pairs does not fit: use a smaller model, or leave out long pairs"
+        elif resuming:
+            advice = (f"this run cannot continue here (its --max-tokens cannot change); a new run would fit with "
+                      f"--max-tokens {budget[0]} --accum-steps {budget[1]}")
+        else:
+            advice = (f"use --max-tokens {budget[0]} --accum-steps {budget[1]} (about as many tokens per update, "
+                      f"in smaller batches)")
+        raise ValueError(f"{need}, but {format_size(capacity)} is available ({source}): {advice}")
+    return {"step_peak": memory.peak if memory else None, "available": capacity, "available_from": source,
+            "largest_batch": [memory.sentences, memory.src_len, memory.tgt_len] if memory else None}
+
+# %% ../nbs/07a_train.ipynb #f513b60e
+def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: str = "new",
+           stop: StopSignals | None = None) -> int:
+    "Train into `out`; `start` (from run_start): new, resume (from resume_from), restart (from step 0) or overwrite."
+    default_threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.threads or 1)  # one until the model's size is known (below)
     rank, world = init_distributed(cfg.device)
     try:
         random.seed(cfg.seed); np.random.seed(cfg.seed); torch.manual_seed(cfg.seed)
@@ -338,6 +489,8 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
         files = _data_file_bytes(data.files)
         _check_data(cfg, data, files, out, start)
         model = build_model(dataclasses.replace(cfg.model, src_vocab=data.src_vocab, tgt_vocab=data.tgt_vocab), cfg.arch)
+        parameters = sum(p.numel() for p in model.parameters())
+        torch.set_num_threads(choose_threads(cfg, parameters, pick_device(cfg.device), default_threads))
         torch.manual_seed(cfg.seed + rank)  # dropout differs between ranks
         trainer = Trainer(model, data.train, cfg, dev_pairs=data.dev, out_dir=out,
                           pad=data.pad, bos=data.bos, eos=data.eos)
@@ -345,6 +498,7 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
             torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls outside autocast: TF32 tensor cores
         if not cfg.progress:
             trainer.on_log = _print_record
+        memory = check_memory(trainer, cfg, resuming=resume_from is not None)  # before anything is written
         if rank == 0 and start == "overwrite" and (removed := clear_run(out)):
             print(f"--overwrite: deleted the run that was in {out} ({len(removed)} files)", flush=True)
         if rank == 0 and start == "restart":
@@ -356,11 +510,25 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
         if resume_from is not None:
             trainer.load(resume_from)
         if rank == 0:
-            _write_run_config(out, cfg, trainer, data, files, argv, world, resume_from)
-            print(f"training on {trainer.device} × {world}: {len(data.train)} pairs, "
-                  f"{sum(p.numel() for p in model.parameters()):,} parameters, steps {trainer.step} → {cfg.steps}",
-                  flush=True)
-        trainer.fit()
+            _write_run_config(out, cfg, trainer, data, files, argv, world, resume_from, memory)
+            step_memory = (f"memory at the largest batch: {format_size(memory['step_peak'])} of "
+                           f"{format_size(memory['available'])} available" if memory["step_peak"] and memory["available"]
+                           else "memory per step: not measured here")
+            threads = torch.get_num_threads()
+            print(f"training on {trainer.device} × {world} ({threads} thread{'s' * (threads > 1)}): {len(data.train)} "
+                  f"pairs, {parameters:,} parameters, steps {trainer.step} → {cfg.steps}; {step_memory}", flush=True)
+        if stop is not None:
+            stop.deferring = True  # from now on a signal ends the run between two updates, with a checkpoint
+        try:
+            trainer.fit(stop=stop)
+        finally:
+            if stop is not None:
+                stop.deferring = False
+        if trainer.stopped:
+            if rank == 0:
+                print(f"annotated-transformer train: {_stop_line(out, trainer.step, trainer.last_checkpoint)}",
+                      file=sys.stderr, flush=True)
+            return exit_status(trainer.stopped)
         if rank == 0:
             print(f"done: step {trainer.step}; newest checkpoint {trainer.last_checkpoint or '(none written)'}",
                   flush=True)

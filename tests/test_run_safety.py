@@ -1,11 +1,14 @@
 """A run directory never loses work, and every bad input gets one clear line: run-directory ownership (--resume,
 --overwrite), repair of a torn metrics line, damaged and malicious checkpoints, bad options and input, missing
-extras, and a crash-consistency test that kills training with SIGKILL. Most tests go through the console script
-`annotated-transformer`, in a subprocess, as a user would."""
+extras, a crash-consistency test that kills training with SIGKILL, stopping with SIGINT and SIGTERM, one process per
+run directory, failed writes and too little memory. Most tests go through the console script `annotated-transformer`,
+in a subprocess, as a user would."""
+import errno
 import json
 import os
 import pickle
 import random
+import re
 import shutil
 import signal
 import stat
@@ -23,8 +26,8 @@ from annotated_transformer.subwords import Tokenizer
 from annotated_transformer.decoding import average_checkpoints
 from annotated_transformer.copytask import copy_task_pairs
 from annotated_transformer.training import Trainer, TrainConfig, load_model
-from annotated_transformer.checkpoint import (clear_run, list_checkpoints, load_checkpoint, prune_checkpoints,
-                                              run_markers, save_checkpoint)
+from annotated_transformer.checkpoint import (LOCK_FILE, _step_of, checkpoint_path, clear_run, list_checkpoints,
+                                              load_checkpoint, prune_checkpoints, run_markers, save_checkpoint)
 from annotated_transformer.model import make_model
 from test_cli import TINY, env, metrics
 from test_checkpoint import _Payload
@@ -369,3 +372,396 @@ def test_sigkill_at_random_moments_then_resume_equals_an_uninterrupted_run(tmp_p
     assert a["step"] == b["step"] == steps
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
+
+
+# ---- stopping: Ctrl-C (SIGINT) and SIGTERM ------------------------------------------------------------------------------
+STOP_ARGS = ["train", *TINY, "--steps", 60, "--checkpoint-every", 7, "--keep-last", 3]
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory) -> Path:
+    "An uninterrupted run of STOP_ARGS, for the stopped ones to be compared with."
+    out = tmp_path_factory.mktemp("straight") / "run"
+    assert run(*STOP_ARGS, "--out", out).returncode == 0
+    return out
+
+
+def metrics_lines(out: Path) -> int:
+    return (out / "metrics.jsonl").read_bytes().count(b"\n") if (out / "metrics.jsonl").exists() else 0
+
+
+def stop_line(out: Path, step: int | None) -> str:
+    "The one line on stderr of a run stopped at `step` (None: before its first step)."
+    continue_with = f"continue with: annotated-transformer train --resume --out {out}"
+    if step is None:
+        return f"annotated-transformer train: stopped at step 0: no checkpoint yet; {continue_with}"
+    return f"annotated-transformer train: stopped at step {step}: checkpoint {checkpoint_path(out, step)}; {continue_with}"
+
+
+def assert_same_run(got: Path, want: Path) -> None:
+    "The same records, one per step, and bit for bit the same final weights."
+    a, b = metrics(got), metrics(want)
+    assert [r["step"] for r in a] == [r["step"] for r in b] == list(range(1, len(b) + 1))
+    assert [r["loss"] for r in a] == [r["loss"] for r in b]
+    x, y = load_checkpoint(list_checkpoints(got)[-1]), load_checkpoint(list_checkpoints(want)[-1])
+    assert x["step"] == y["step"]
+    for key in y["model"]:
+        assert torch.equal(x["model"][key], y["model"][key]), key
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_sigint_and_sigterm_at_random_moments_lose_no_step(tmp_path, straight_run, seed):
+    """Stop a run with SIGINT and SIGTERM in turn at seeded random moments (as soon as config.json exists, then in
+    steps, metrics writes and checkpoint writes), resume each time: every stop writes a checkpoint of the step it
+    stopped at (no step lost), prints one line, exits 130 or 143; the resumed run ends with the uninterrupted run's
+    records and bit for bit its weights."""
+    out, rng, stops = tmp_path / "run", random.Random(seed), []
+    moments = [0] + sorted(rng.sample(range(3, 50), 2))  # 0: before the first step (config.json written)
+    for n, k in enumerate(moments + [None]):
+        argv = [*STOP_ARGS, "--out", out] + (["--resume"] if (out / "config.json").exists() else [])
+        before = metrics_lines(out)
+        proc = subprocess.Popen([*COMMAND, *map(str, argv)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env=env())
+        sig = [signal.SIGINT, signal.SIGTERM][n % 2]
+        if k is not None:
+            deadline = time.monotonic() + 120
+            while proc.poll() is None and time.monotonic() < deadline:
+                if (out / "config.json").exists() and (k == 0 or metrics_lines(out) >= max(k, before + 1)):
+                    time.sleep(rng.uniform(0, 0.03))
+                    break
+                time.sleep(0.002)
+            proc.send_signal(sig)
+        _, err = proc.communicate(timeout=180)
+        err = err.decode()
+        if k is None or proc.returncode == 0:  # the last run, or a signal that came after the run had ended
+            assert proc.returncode == 0, err
+            continue
+        assert proc.returncode == 128 + sig, (proc.returncode, err)
+        assert "Traceback" not in err and len(err.splitlines()) == 1, err
+        step = metrics(out)[-1]["step"] if metrics_lines(out) else None  # the last step done (and logged)
+        assert err.splitlines()[0] == stop_line(out, step)
+        if step is not None:  # its checkpoint is the newest, complete, and of exactly that step: no step lost
+            assert list_checkpoints(out)[-1] == checkpoint_path(out, step)
+            assert load_checkpoint(checkpoint_path(out, step))["step"] == step
+        assert not list(out.rglob("*.tmp"))
+        stops.append((sig, step))
+    assert [s for s in stops if s[1] is not None], stops  # the run was stopped in mid-training
+    assert_same_run(out, straight_run)
+
+
+def test_a_second_ctrl_c_while_saving_corrupts_nothing(tmp_path, capsys, monkeypatch):
+    "Ctrl-C after update 5, and two more while its checkpoint is written: one line, exit 130, a sound checkpoint."
+    out, straight = tmp_path / "run", tmp_path / "straight"
+    args = [*TINY, "--steps", 9, "--checkpoint-every", 4]
+    assert train_here(capsys, *args, "--out", straight)[0] == 0
+    real_step, real_save = Trainer.train_step, torch.save
+
+    def train_step(self, batches):
+        result = real_step(self, batches)
+        if self.step == 5:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C during update 5
+        return result
+
+    def save(obj, f, *a, **k):
+        if obj.get("step") == 5:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C again, and again, while the checkpoint is being written
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real_save(obj, f, *a, **k)
+
+    monkeypatch.setattr(Trainer, "train_step", train_step)
+    monkeypatch.setattr(torch, "save", save)
+    code, _, err = train_here(capsys, *args, "--out", out)
+    monkeypatch.undo()
+    assert code == 130 and err.splitlines() == [stop_line(out, 5)]
+    assert load_checkpoint(checkpoint_path(out, 5))["step"] == 5 and not list(out.rglob("*.tmp"))
+    assert train_here(capsys, "--resume", "--out", out)[0] == 0
+    assert_same_run(out, straight)
+
+
+# ---- one process per run directory ------------------------------------------------------------------------------------
+def test_two_trains_started_together_one_trains_the_other_exits_2(tmp_path):
+    out = tmp_path / "run"
+    argv = [*COMMAND, *map(str, ["train", *TINY, "--steps", 300, "--checkpoint-every", 100, "--out", out])]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env()) for _ in range(2)]
+    results = [(p.pid, p.returncode, e.decode()) for p in procs for _, e in [p.communicate(timeout=180)]]
+    assert sorted(code for _, code, _ in results) == [0, 2], results
+    winner = next(pid for pid, code, _ in results if code == 0)
+    (line,) = next(err for _, code, err in results if code == 2).splitlines()
+    assert line in (f"annotated-transformer train: error: {out} is in use: another process (PID {winner}) is "
+                    "training there; wait for it to end, or stop it first (Ctrl-C, or kill PID: it saves a checkpoint)",
+                    f"annotated-transformer train: error: {out} already holds a run (config.json, metrics.jsonl, "
+                    "3 checkpoint(s) in checkpoints/): continue it with --resume, or start over with --overwrite "
+                    "(deletes that run's files)")  # (the loser came after the winner had finished)
+    assert [r["step"] for r in metrics(out)] == list(range(1, 301))  # one run's records, once
+
+
+def test_a_directory_in_training_is_refused_readable_and_never_left_locked(tmp_path, capsys):
+    """While a run trains: a second train, train --resume and train --overwrite exit 2 naming the directory and the
+    trainer's PID, and touch nothing; its checkpoints can be read. Killed with SIGKILL, it leaves no lock behind."""
+    out = tmp_path / "run"
+    holder = subprocess.Popen([*COMMAND, *map(str, ["train", *TINY, "--steps", 100000, "--checkpoint-every", 5,
+                                                    "--out", out])],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env())
+    try:
+        deadline = time.monotonic() + 120
+        while not list_checkpoints(out) and holder.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert (out / LOCK_FILE).read_text().strip() == str(holder.pid)
+        expected = (f"annotated-transformer train: error: {out} is in use: another process (PID {holder.pid}) is "
+                    "training there")
+        line = one_error_line(run("train", *TINY, "--steps", 10, "--out", out), "annotated-transformer train")
+        assert line.startswith(expected)
+        for extra in (["--resume"], [*TINY, "--overwrite"]):
+            code, _, err = train_here(capsys, *extra, "--out", out)
+            assert code == 2 and err.startswith(expected) and len(err.splitlines()) == 1, err
+        assert list_checkpoints(out)  # the refused commands deleted nothing
+        model = load_model(out, device="cpu")  # reading needs no lock: complete checkpoints only
+        assert not model.training
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate(timeout=60)
+    step = _step_of(list_checkpoints(out)[-1])
+    code, stdout, _ = train_here(capsys, "--resume", "--steps", step + 2, "--out", out)  # no stale lock
+    assert code == 0 and f"done: step {step + 2}" in stdout
+    assert (out / LOCK_FILE).read_text() == ""  # released: empty until the next run
+
+
+# ---- a failed write: one line, nothing half-written -----------------------------------------------------------------
+FAKE_DISK = '''
+import errno, io, os
+
+def install_fake_disk(root, room, error=errno.ENOSPC, name=""):
+    """From now on, os.write and files from os.fdopen behave, on files under `root` whose names contain `name`, as
+    on a disk with `room` bytes left: what fits is written, then OSError(error)."""
+    real_write, real_fdopen, left = os.write, os.fdopen, [int(room)]
+
+    def ours(fd):
+        try:
+            path = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return False
+        return path.startswith(str(root)) and name in os.path.basename(path)
+
+    def write(fd, data):
+        if not ours(fd):
+            return real_write(fd, data)
+        if left[0] <= 0:
+            raise OSError(error, os.strerror(error))
+        written = real_write(fd, bytes(memoryview(data)[:left[0]]))
+        left[0] -= written
+        return written
+
+    class File(io.RawIOBase):
+        def __init__(self, fd):
+            self.fd = fd
+        def writable(self):
+            return True
+        def fileno(self):
+            return self.fd
+        def write(self, data):
+            return write(self.fd, data)
+        def close(self):
+            if not self.closed:
+                os.close(self.fd)
+            super().close()
+
+    def fdopen(fd, mode="r", *args, **kwargs):
+        return io.BufferedWriter(File(fd)) if "w" in mode and ours(fd) else real_fdopen(fd, mode, *args, **kwargs)
+
+    os.write, os.fdopen = write, fdopen
+    return lambda: (setattr(os, "write", real_write), setattr(os, "fdopen", real_fdopen))
+'''
+_fake = {}
+exec(FAKE_DISK, _fake)
+install_fake_disk = _fake["install_fake_disk"]
+
+
+def write_failure_line(out: Path, file: Path, reason: str, step: int | None) -> str:
+    if step is None:
+        return f"annotated-transformer train: error: cannot write {file}: {reason}; nothing of the run was saved"
+    return (f"annotated-transformer train: error: cannot write {file}: {reason}; the newest complete checkpoint is "
+            f"{checkpoint_path(out, step)} (step {step}): once that is fixed, continue with: annotated-transformer "
+            f"train --resume --out {out}")
+
+
+def assert_nothing_half_written(out: Path) -> None:
+    assert not list(out.rglob("*.tmp"))
+    if (out / "metrics.jsonl").exists():
+        assert (out / "metrics.jsonl").read_bytes().endswith(b"\n") and metrics(out)  # whole records only
+    for ckpt in list_checkpoints(out):
+        load_checkpoint(ckpt)
+    if (out / "config.json").exists():
+        json.loads((out / "config.json").read_text())
+
+
+def test_a_full_disk_while_saving_a_checkpoint(tmp_path, capsys):
+    "Through the console script, with a disk that fills up in the third checkpoint (a patched writer)."
+    out, site = tmp_path / "run", tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        FAKE_DISK + "\nif os.environ.get('FAKE_DISK_ROOT'):\n"
+        "    install_fake_disk(os.environ['FAKE_DISK_ROOT'], os.environ['FAKE_DISK_ROOM'], name='step_')\n")
+    assert train_here(capsys, *TINY, "--steps", 2, "--checkpoint-every", 2, "--out", tmp_path / "sizes")[0] == 0
+    size = checkpoint_path(tmp_path / "sizes", 2).stat().st_size
+    result = run("train", *TINY, "--steps", 20, "--checkpoint-every", 2, "--out", out,
+                 extra_env={"PYTHONPATH": os.pathsep.join([str(site), env()["PYTHONPATH"]]),
+                            "FAKE_DISK_ROOT": str(out), "FAKE_DISK_ROOM": str(int(2.5 * size))})
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines() == [write_failure_line(out, checkpoint_path(out, 6), "No space left on device", 4)]
+    assert [p.name for p in list_checkpoints(out)] == ["step_000002.pt", "step_000004.pt"]
+    assert_nothing_half_written(out)
+
+
+@pytest.mark.parametrize("file,error", [("metrics.jsonl", errno.ENOSPC), ("config.json", errno.ENOSPC),
+                                        ("step_", errno.EACCES), ("metrics.jsonl", errno.EACCES)])
+def test_a_failed_write_is_one_line_and_leaves_nothing_half_written(tmp_path, capsys, file, error):
+    "Each file a run writes, with no space left or no permission (a patched writer): one line, exit 1, and --resume."
+    out, straight = tmp_path / "run", tmp_path / "straight"
+    args = [*TINY, "--steps", 9, "--checkpoint-every", 3]
+    assert train_here(capsys, *args, "--out", straight)[0] == 0
+    room = {"metrics.jsonl": 1100, "config.json": 100, "step_": 1.5 * checkpoint_path(straight, 3).stat().st_size}[file]
+    undo = install_fake_disk(out, room, error, file)
+    try:
+        code, _, err = train_here(capsys, *args, "--out", out)
+    finally:
+        undo()
+    reason = os.strerror(error)
+    (line,) = err.splitlines()
+    assert code == 1 and "Traceback" not in err
+    if file == "config.json":  # the first file of a run: nothing was saved, and no directory is left behind
+        assert line == write_failure_line(out, out / "config.json", reason, None) and not out.exists()
+        return
+    failed = {"metrics.jsonl": out / "metrics.jsonl", "step_": checkpoint_path(out, 6)}[file]
+    newest = _step_of(list_checkpoints(out)[-1])
+    assert line == write_failure_line(out, failed, reason, newest)
+    assert_nothing_half_written(out)
+    assert train_here(capsys, "--resume", "--out", out)[0] == 0  # and the run goes on from there, exactly
+    assert_same_run(out, straight)
+
+
+def test_a_run_directory_deleted_while_training(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([*COMMAND, *map(str, ["train", *TINY, "--steps", 100000, "--out", out])],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env())
+    deadline = time.monotonic() + 120
+    while metrics_lines(out) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.rename(out, tmp_path / "moved")  # at once (rmtree would race with the run's writes), as if deleted
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and err.decode().splitlines() == [
+        f"annotated-transformer train: error: cannot write {out / 'metrics.jsonl'}: No such file or directory; "
+        f"the run directory {out} is gone"]
+    assert not out.exists()  # not made again
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="mounts a tmpfs: Linux, root")
+def test_a_really_full_disk(tmp_path):
+    "On a real 1 MB file system (tmpfs): a checkpoint that does not fit. Skipped where mounting is not allowed."
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        out = disk / "run"
+        result = run("train", *TINY, "--d-model", 32, "--d-ff", 64, "--steps", 1000, "--checkpoint-every", 5,
+                     "--keep-last", 0, "--out", out)
+        assert result.returncode == 1, result.stderr
+        (line,) = result.stderr.splitlines()
+        newest = _step_of(list_checkpoints(out)[-1])
+        assert line == write_failure_line(out, checkpoint_path(out, newest + 5), "No space left on device", newest)
+        assert_nothing_half_written(out)
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+# ---- too little memory ------------------------------------------------------------------------------------------------
+def test_a_run_that_cannot_fit_in_memory_stops_before_its_first_step(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    result = run("train", *TINY, "--steps", 10, "--out", out,
+                 extra_env={"ANNOTATED_TRANSFORMER_MEMORY_LIMIT": "50M"})
+    line = one_error_line(result, "annotated-transformer train")
+    assert re.fullmatch(r"annotated-transformer train: error: a training step needs about \d+ MB of memory \(measured "
+                        r"on the longest pairs: 17 sentences of 7 target tokens\), but 50 MB is available "
+                        r"\(ANNOTATED_TRANSFORMER_MEMORY_LIMIT\): even one sentence of the longest pairs does not fit: "
+                        r"use a smaller model, or leave out long pairs", line), line
+    assert not out.exists() and "training on" not in result.stdout  # before anything: no step, no file
+    monkeypatch.setenv("ANNOTATED_TRANSFORMER_MEMORY_LIMIT", "lots")
+    code, _, err = train_here(capsys, *TINY, "--out", out)
+    assert code == 2 and err == ("annotated-transformer train: error: ANNOTATED_TRANSFORMER_MEMORY_LIMIT: 'lots' is not "
+                                 "a size (for example 8G, 500M, 1.5GiB or a number of bytes)\n")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+def test_a_run_under_an_address_space_limit_it_cannot_meet(tmp_path):
+    "A real OS limit (RLIMIT_AS, as `ulimit -v` or `prlimit --as` set it), 150 MB above what the process maps."
+    out = tmp_path / "run"
+    start = ("import resource, sys\nfrom annotated_transformer.cli import main\n"
+             "from annotated_transformer.checkpoint import _status\n"
+             "resource.setrlimit(resource.RLIMIT_AS, (_status('VmSize') + 150 * 10**6, resource.RLIM_INFINITY))\n"
+             "sys.exit(main(sys.argv[1:]))\n")
+    args = ["train", "--data", "copy", "--N", 2, "--d-model", 64, "--h", 4, "--d-ff", 256, "--max-tokens", 8000,
+            "--copy-train-size", 3000, "--steps", 3, "--device", "cpu", "--threads", 1, "--no-progress", "--out", out]
+    result = subprocess.run([sys.executable, "-c", start, *map(str, args)], capture_output=True, text=True,
+                            env=env(), timeout=180)
+    line = one_error_line(result, "annotated-transformer train")
+    found = re.fullmatch(r"annotated-transformer train: error: a training step needs about (\d+) MB of memory "
+                         r"\(measured on the longest pairs: 727 sentences of 11 target tokens\), but (\d+) MB is "
+                         r"available \(the address-space limit \(ulimit -v\)\): use --max-tokens (\d+) --accum-steps "
+                         r"(\d+) \(about as many tokens per update, in smaller batches\)", line)
+    assert found, line
+    need, available, max_tokens, accum = map(int, found.groups())
+    assert need > available and max_tokens < 8000 and max_tokens * accum >= 8000
+    assert not out.exists()
+
+
+def test_the_suggested_budget_fits_and_keeps_the_tokens_per_update():
+    from annotated_transformer.train import MEMORY_MARGIN, _memory_budget
+    from annotated_transformer.training import StepMemory
+    memory = StepMemory(peak=int(2e9 + 4e6 * 2272), sentences=2272, src_len=11, tgt_len=11, fixed=int(2e9),
+                        per_sentence=4e6, measured=(284, 568))  # a base model: 11.1 GB at 25,000 tokens
+    cfg = TrainConfig(max_tokens=25000)
+    max_tokens, accum = _memory_budget(memory, 6e9, cfg, world=1)
+    assert (max_tokens, accum) == (8334, 3)  # the largest that fits 6 GB with a tenth to spare
+    assert memory.at(max_tokens // 11) * MEMORY_MARGIN <= 6e9 < memory.at(12500 // 11) * MEMORY_MARGIN
+    assert _memory_budget(memory, 6e9, cfg, world=2) == (12500, 2)  # two processes: each takes half a batch
+    assert _memory_budget(memory, 1.9e9, cfg, world=1) is None  # not even one sentence
+
+
+def test_out_of_memory_in_a_step_saves_the_last_completed_step(tmp_path, capsys, monkeypatch):
+    "An out-of-memory error in update 6 (a patched step, as CUDA raises it): one line, exit 1, checkpoint of step 5."
+    out, straight = tmp_path / "run", tmp_path / "straight"
+    args = [*TINY, "--steps", 9, "--checkpoint-every", 4]
+    assert train_here(capsys, *args, "--out", straight)[0] == 0
+    real_step = Trainer.train_step
+
+    def train_step(self, batches):
+        if self.step == 5:
+            torch.rand(10)  # (dropout had drawn from the generators before memory ran out)
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+        return real_step(self, batches)
+
+    monkeypatch.setattr(Trainer, "train_step", train_step)
+    code, _, err = train_here(capsys, *args, "--out", out)
+    monkeypatch.undo()
+    assert code == 1 and err.splitlines() == [
+        f"annotated-transformer train: stopped: out of memory in update 6 on cpu (OutOfMemoryError); checkpoint "
+        f"{checkpoint_path(out, 5)} (step 5). Less memory per step: a new run with --max-tokens 60 --accum-steps 2 "
+        f"(as many tokens per update); or free memory and continue with: annotated-transformer train --resume --out "
+        f"{out}"]
+    assert train_here(capsys, "--resume", "--out", out)[0] == 0
+    assert_same_run(out, straight)
+
+
+def test_threads_one_for_a_small_model_unless_told(tmp_path, capsys):
+    from annotated_transformer.train import choose_threads
+    cpu = torch.device("cpu")
+    readme = TrainConfig(max_tokens=1000)  # the README's copy-task model has 169,547 parameters
+    assert choose_threads(readme, 169_547, cpu) == 1
+    assert choose_threads(TrainConfig(threads=3), 169_547, cpu) == 3  # --threads N decides
+    assert choose_threads(TrainConfig(), 60_000_000, cpu) == torch.get_num_threads()  # the base model: the default
+    assert choose_threads(readme, 169_547, torch.device("meta")) == torch.get_num_threads()  # (not a CPU run)
+    tiny = TINY[:TINY.index("--threads")] + TINY[TINY.index("--threads") + 2:]
+    code, stdout, _ = train_here(capsys, *tiny, "--steps", 2, "--out", tmp_path / "run")
+    assert code == 0 and "training on cpu × 1 (1 thread): " in stdout
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["threads"] == 1 and config["train"]["threads"] == 0  # what ran, and the setting (0: choose)
