@@ -21,7 +21,6 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .batching import SOURCE_ALLOWANCE
 from .checkpoint import (LOCK_FILE, RunLock, RunWriteError, StopSignals, Stopped, _step_of,
                                               atomic_write_bytes, clear_run, exit_status, find_checkpoint,
                                               format_size, list_checkpoints, load_checkpoint, memory_capacity,
@@ -430,15 +429,12 @@ MEMORY_MARGIN = 1.1  # a run starts only if a step's measured need, and a tenth 
 
 def _memory_budget(memory: StepMemory, capacity: float, cfg: TrainConfig, world: int) -> tuple[int, int] | None:
     "The largest --max-tokens, with the --accum-steps that keeps about as many tokens per update, whose steps fit."
-    per_update = cfg.max_tokens * cfg.accum_steps
-    longest = max(memory.tgt_len, math.ceil(memory.src_len / SOURCE_ALLOWANCE))  # one such pair must fit the budget
-    accum = cfg.accum_steps + 1
-    while (max_tokens := math.ceil(per_update / accum)) >= longest:
-        sentences = -(-(max_tokens // longest) // world)
+    per_update, accum = cfg.max_tokens * cfg.accum_steps, cfg.accum_steps + 1
+    while (sentences := memory.sentences_at(max_tokens := math.ceil(per_update / accum), world)) > 0:
         if memory.at(sentences) * MEMORY_MARGIN <= capacity:
             return max_tokens, accum
         accum += 1
-    return None
+    return None  # not even one of the longest pairs fits
 
 
 def check_memory(trainer: Trainer, cfg: TrainConfig, resuming: bool = False) -> dict:

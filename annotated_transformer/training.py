@@ -746,13 +746,21 @@ class StepMemory:
         "The peak of a step on `sentences` pairs of the same lengths."
         return int(self.fixed + self.per_sentence * sentences)
 
+    def sentences_at(self, max_tokens: int, world: int = 1) -> int:
+        "Pairs per rank in the largest batch under another token budget (0: not even one of the longest pairs fits)."
+        return _pairs_per_rank(max_tokens, self.src_len, self.tgt_len, world)
+
+
+def _pairs_per_rank(max_tokens: int, src_len: int, tgt_len: int, world: int) -> int:
+    "How many pairs of these lengths a batch holds under the budget (chapter 06b's rule), and each of `world` ranks."
+    return -(-int(max_tokens // max(tgt_len, src_len / SOURCE_ALLOWANCE)) // world)
+
 
 @patch
 def largest_batch(self: Trainer) -> tuple[int, int, int]:
     "(sentence pairs per rank, source length, target length) of the largest batch: the longest pairs, at the budget."
     src_len, tgt_len = max(self.sampler.src_lens), max(self.sampler.tgt_lens)
-    pairs = max(1, int(self.cfg.max_tokens // max(tgt_len, src_len / SOURCE_ALLOWANCE)))
-    return -(-pairs // self.world), src_len, tgt_len
+    return max(1, _pairs_per_rank(self.cfg.max_tokens, src_len, tgt_len, self.world)), src_len, tgt_len
 
 
 @patch
