@@ -784,40 +784,46 @@ def _probe(self: Trainer, sentences: int, src_len: int, tgt_len: int) -> int | N
 def step_memory(
     self: Trainer,
     limit: int | None = None,  # the memory the process may use (bytes): a measurement that might not fit is not run
-    probe_tokens: int = 1000,  # the smallest measurement: about this many target tokens
+    probe_tokens: int = 1000,  # the middle measurement: at least about this many target tokens
 ) -> StepMemory | None:
     "Measure what a training step on the largest batch takes (see the text); None where memory cannot be measured."
     sentences, src_len, tgt_len = self.largest_batch()
     # an eighth of the largest batch, but at least probe_tokens (up to half the batch): on very small tensors the
-    # allocator's overhead would inflate the rate
+    # allocator's overhead would inflate the rate; before it, a first step up the ladder, and after it, a quarter
     small = max(1, sentences // 8, min(sentences // 2, -(-probe_tokens // tgt_len)))
-    sizes = [small] + ([min(sentences, 2 * small)] if sentences > small else [])
+    ladder = sorted({max(1, small // 8), small, min(sentences, 2 * small)})
     generators, was_training = _torch_generators(), self.model.training
     self.model.train()  # dropout on, as in training
+    measured, failed = [], None  # (sentences, peak) of the batches run
     try:
         before = memory_in_use(self.device)  # the weights and everything else, without a step
-        peaks = [self._probe(small, src_len, tgt_len)]
-        if len(sizes) > 1 and None not in (before, peaks[0]) and (limit is None or 2 * peaks[0] - before < limit):
-            peaks.append(self._probe(sizes[1], src_len, tgt_len))
+        for n in ladder if before is not None else []:
+            if measured and limit is not None:  # the line so far says this one might not fit: stop climbing
+                (m, peak) = measured[-1]
+                if before + (peak - before) * n / m >= limit:
+                    break
+            peak = self._probe(n, src_len, tgt_len)
+            if peak is None:
+                break
+            measured.append((n, peak))
     except Exception as e:
         if not _is_out_of_memory(e):
             raise
-        failed = f"{small} of the {sentences} longest pairs of the largest batch ran out of memory ({type(e).__name__})"
-    else:
-        failed = None
+        failed = f"{n} of the {sentences} longest pairs of the largest batch ran out of memory ({type(e).__name__})"
     finally:
         _set_torch_generators(generators)
         self.model.train(was_training)
     if failed is not None:  # (raised here, once the error and the activations it holds are gone)
         raise StepOutOfMemory(failed, self.step, None)
-    if None in peaks or before is None:
+    if not measured:
         return None
-    # the line from the memory in use before through the larger measurement (see the text)
-    per_sentence, fixed = max(0.0, (peaks[-1] - before) / sizes[len(peaks) - 1]), float(before)
+    # the line from the memory in use before through the largest measurement (see the text)
+    (m, peak) = measured[-1]
+    per_sentence, fixed = max(0.0, (peak - before) / m), float(before)
     weights = sum(p.numel() * p.element_size() for p in self.model.parameters())
     fixed += (0 if self.optimizer.state else 2 * weights) + (weights if self.world > 1 else 0)  # Adam; DDP's buckets
     return StepMemory(int(fixed + per_sentence * sentences), sentences, src_len, tgt_len, int(fixed), per_sentence,
-                      tuple(sizes[:len(peaks)]))
+                      tuple(n for n, _ in measured))
 
 # %% ../nbs/07_training.ipynb #04a3b671
 def init_distributed(

@@ -27,7 +27,8 @@ from annotated_transformer.decoding import average_checkpoints
 from annotated_transformer.copytask import copy_task_pairs
 from annotated_transformer.training import Trainer, TrainConfig, load_model
 from annotated_transformer.checkpoint import (LOCK_FILE, _step_of, checkpoint_path, clear_run, list_checkpoints,
-                                              load_checkpoint, prune_checkpoints, run_markers, save_checkpoint)
+                                              load_checkpoint, parse_size, prune_checkpoints, run_markers,
+                                              save_checkpoint)
 from annotated_transformer.model import make_model
 from test_cli import TINY, env, metrics
 from test_checkpoint import _Payload
@@ -704,12 +705,13 @@ def test_a_run_under_an_address_space_limit_it_cannot_meet(tmp_path):
     result = subprocess.run([sys.executable, "-c", start, *map(str, args)], capture_output=True, text=True,
                             env=env(), timeout=180)
     line = one_error_line(result, "annotated-transformer train")
-    found = re.fullmatch(r"annotated-transformer train: error: a training step needs about (\d+) MB of memory "
-                         r"\(measured on the longest pairs: 727 sentences of 11 target tokens\), but (\d+) MB is "
+    found = re.fullmatch(r"annotated-transformer train: error: a training step needs about ([\d.]+ [MG]B) of memory "
+                         r"\(measured on the longest pairs: 727 sentences of 11 target tokens\), but ([\d.]+ [MG]B) is "
                          r"available \(the address-space limit \(ulimit -v\)\): use --max-tokens (\d+) --accum-steps "
                          r"(\d+) \(about as many tokens per update, in smaller batches\)", line)
     assert found, line
-    need, available, max_tokens, accum = map(int, found.groups())
+    need, available = (parse_size(size.replace(" ", "")) for size in found.groups()[:2])
+    max_tokens, accum = map(int, found.groups()[2:])
     assert need > available and max_tokens < 8000 and max_tokens * accum >= 8000
     assert not out.exists()
 
