@@ -73,7 +73,7 @@ def main(argv=None):
     out = {
         "name": args.name or run.name, "label": args.label,
         "experiment": config.get("experiment"),
-        "provenance": {**prov, "device": f"cpu ({cpu_name()})", "threads": config["train"]["threads"],
+        "provenance": {**prov, "device": f"cpu ({cpu_name()})", "threads": config.get("threads", config["train"]["threads"]),  # the count used
                        "torch": config["torch"], "python": platform.python_version(), "train_started": config["date"],
                        "seconds_in_training_steps": round(train_seconds, 1)},
         "train_config": config["train"], "model_config": config["model"],
