@@ -679,18 +679,24 @@ def tatoeba_path() -> Path:
     return Path(str(importlib.resources.files("annotated_transformer") / "corpora" / "cmn-eng.txt"))
 
 
-def tatoeba_columns(path: str | os.PathLike) -> tuple[int, int]:
-    "(source column, English column) of a Tatoeba file, read from its layout."
+def _tatoeba_layout(path: str | os.PathLike) -> tuple[int, int, bool]:
+    "(source column, English column, is the source Chinese) of a Tatoeba file, from its first 2,000 lines."
     rows = [(i, line.split("\t")) for i, line in enumerate(_read_lines(path)[:2000], 1)]
     if not rows:
         raise ValueError(f"{path}: the file is empty")
     for i, cols in rows:
         if len(cols) < 2:
             raise ValueError(f"{path}:{i}: expected english<TAB>other or other<TAB>english, found no tab")
-    if all(len(cols) >= 3 and cols[2].startswith("CC-BY") for _, cols in rows):
-        return 1, 0  # manythings.org: english, other language, attribution
     han = [sum(bool(_HAS_HAN.search(cols[k])) for _, cols in rows) for k in (0, 1)]
-    return (0, 1) if han[0] > han[1] else (1, 0)  # the Chinese side, else Tatoeba's order (English first)
+    if all(len(cols) >= 3 and cols[2].startswith("CC-BY") for _, cols in rows):
+        return 1, 0, han[1] > 0  # manythings.org: english, other language, attribution
+    # the Chinese side, else Tatoeba's order (English first)
+    return (0, 1, True) if han[0] > han[1] else (1, 0, han[1] > 0)
+
+
+def tatoeba_columns(path: str | os.PathLike) -> tuple[int, int]:
+    "(source column, English column) of a Tatoeba file, read from its layout."
+    return _tatoeba_layout(path)[:2]
 
 # %% ../nbs/09a_data.ipynb #7b881e28
 def load_tatoeba(path: str | os.PathLike | None = None,  # a Tatoeba file; default: the pairs that come with the package
@@ -702,8 +708,7 @@ def load_tatoeba(path: str | os.PathLike | None = None,  # a Tatoeba file; defau
                 ) -> ParallelCorpus:
     "Tatoeba sentence pairs, other language -> English, split by hash of the source sentence."
     path = Path(path) if path else tatoeba_path()
-    src_col, tgt_col = tatoeba_columns(path)
-    chinese = any(_HAS_HAN.search(line.split("\t")[src_col]) for line in _read_lines(path)[:2000])
+    src_col, tgt_col, chinese = _tatoeba_layout(path)
     if src_lang is None:
         src_lang = "zh" if chinese else _TATOEBA_LANGS.get(path.stem.split("-")[0], path.stem)
     corpus = load_tsv(path, src_col=src_col, tgt_col=tgt_col, src_lang=src_lang, tgt_lang="en",
