@@ -1,0 +1,510 @@
+"""Table 3 of the paper (§6.2, "Model Variations"), row by row, at a scale of your choosing; and its collector.
+
+One command trains one row with one seed, scores it and records it as one small JSON file:
+
+    python bench/table3.py run --scale mini --variant A_h1 --seed 0
+    python bench/table3.py run --scale mini --variant base --seed 0 1 2      # several seeds, one after another
+    python bench/table3.py queue --scale mini --plan plan.txt                # lines "VARIANT SEED", skip recorded
+    python bench/table3.py list                                              # the rows, and each scale's settings
+    python bench/table3.py table                                             # the table built from the records
+
+A run is three commands of the package (their text goes into the record, as a reader types them):
+
+    annotated-transformer train    RECIPE VARIANT-FLAGS --seed S --out RUN
+    annotated-transformer evaluate --model RUN --greedy          --json RUN.eval.greedy.json
+    annotated-transformer evaluate --model RUN --beam 4 --avg 5  --json RUN.eval.beam4_avg5.json
+
+Scales (`SCALES`): `mini`, the CPU miniature of chapter 12 (a few minutes per run on one thread); `reference`, the
+7.6M-parameter recipe of chapter 9b (about an hour per run on one CPU thread); `base`, the paper's base model
+(65M parameters with the paper's vocabulary) on the same split, for a GPU. Each row of Table 3 is a change of the
+scale's base (`VARIANTS`): the paper's values where they apply at any width (heads, dropout, label smoothing,
+positions), scaled by the scale's ratio to the paper's base where they are sizes (N, d_model, d_ff).
+
+The record (bench/results/table3/SCALE_VARIANT_sSEED.json) holds the settings, the provenance (the three
+commands, the package's commit, device, torch version, date, wall times), the parameters counted on the built
+model, the learning curves, the dev perplexity and the BLEU/chrF scores with their sacrebleu signatures.
+Checkpoints stay in the run directory (outside the repository) and are deleted after scoring unless
+--keep-checkpoints. Nothing here is a test; tests/test_table3.py tests it.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results" / "table3"
+RUNS = Path(os.environ.get("TABLE3_RUNS", REPO / "runs" / "table3"))
+
+# ------------------------------------------------------------------------------------------------ the paper
+# Table 3 of Vaswani et al. (2017): newstest2013 (English -> German dev set) perplexity per wordpiece, BLEU,
+# parameters in millions; unlisted values equal the base model's. Row B is listed for completeness.
+PAPER_BASE = dict(N=6, d_model=512, d_ff=2048, h=8, d_k=64, dropout=0.1, label_smoothing=0.1, steps="100K")
+PAPER = {
+    "base": dict(ppl=4.92, bleu=25.8, params=65),
+    "A_h1": dict(ppl=5.29, bleu=24.9, params=None), "A_h4": dict(ppl=5.00, bleu=25.5, params=None),
+    "A_h16": dict(ppl=4.91, bleu=25.8, params=None), "A_h32": dict(ppl=5.01, bleu=25.4, params=None),
+    "B_dk16": dict(ppl=5.16, bleu=25.1, params=58), "B_dk32": dict(ppl=5.01, bleu=25.4, params=60),
+    "C_N2": dict(ppl=6.11, bleu=23.7, params=36), "C_N4": dict(ppl=5.19, bleu=25.3, params=50),
+    "C_N8": dict(ppl=4.88, bleu=25.5, params=80),
+    "C_d256": dict(ppl=5.75, bleu=24.5, params=28), "C_d1024": dict(ppl=4.66, bleu=26.0, params=168),
+    "C_ff1024": dict(ppl=5.12, bleu=25.4, params=53), "C_ff4096": dict(ppl=4.75, bleu=26.2, params=90),
+    "D_p0": dict(ppl=5.77, bleu=24.6, params=None), "D_p2": dict(ppl=4.95, bleu=25.5, params=None),
+    "D_ls0": dict(ppl=4.67, bleu=25.3, params=None), "D_ls2": dict(ppl=5.47, bleu=25.7, params=None),
+    "E_learned": dict(ppl=4.92, bleu=25.7, params=None),
+    "big": dict(ppl=4.33, bleu=26.4, params=213),
+}
+PAPER_VOCAB = 37000  # the paper's shared source-target BPE vocabulary (§5.1), for the full-size parameter counts
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    "One line of Table 3: what the paper changed, and how to make that change to a scale's base model."
+    name: str  # e.g. "A_h1"
+    row: str  # "", "A" ... "E", "big"
+    paper: str  # the change as the paper's table states it
+    change: dict  # flag -> value, or flag -> ("scale", factor): the scale's base value times factor
+    reason: str = ""  # why it cannot run (empty: it can)
+
+    def flags(self, base: dict) -> dict:
+        "The settings this variant changes, given the scale's base model settings {N, d_model, d_ff, h, ...}."
+        if self.reason:
+            raise ValueError(f"{self.name} cannot run: {self.reason}")
+        out = {}
+        for key, value in self.change.items():
+            if isinstance(value, tuple) and value[0] == "scale":
+                value = max(1, round(base[key] * value[1]))
+            out[key] = value
+        return out
+
+
+_B_REASON = ("the package ties d_k = d_v = d_model/h (TransformerConfig has no separate key size), so a smaller "
+             "d_k at the same d_model and h cannot be expressed without changing the model")
+VARIANTS = {v.name: v for v in [
+    Variant("base", "", "N 6, d_model 512, d_ff 2048, h 8, d_k 64, P_drop 0.1, eps_ls 0.1, sinusoids", {}),
+    Variant("A_h1", "A", "h 1, d_k = d_v 512", {"h": 1}),
+    Variant("A_h4", "A", "h 4, d_k = d_v 128", {"h": 4}),
+    Variant("A_h16", "A", "h 16, d_k = d_v 32", {"h": 16}),
+    Variant("A_h32", "A", "h 32, d_k = d_v 16", {"h": 32}),
+    Variant("B_dk16", "B", "d_k 16", {}, reason=_B_REASON),
+    Variant("B_dk32", "B", "d_k 32", {}, reason=_B_REASON),
+    Variant("C_N2", "C", "N 2", {"N": ("scale", 2 / 6)}),
+    Variant("C_N4", "C", "N 4", {"N": ("scale", 4 / 6)}),
+    Variant("C_N8", "C", "N 8", {"N": ("scale", 8 / 6)}),
+    Variant("C_d256", "C", "d_model 256, d_k = d_v 32", {"d_model": ("scale", 256 / 512)}),
+    Variant("C_d1024", "C", "d_model 1024, d_k = d_v 128", {"d_model": ("scale", 1024 / 512)}),
+    Variant("C_ff1024", "C", "d_ff 1024", {"d_ff": ("scale", 1024 / 2048)}),
+    Variant("C_ff4096", "C", "d_ff 4096", {"d_ff": ("scale", 4096 / 2048)}),
+    Variant("D_p0", "D", "P_drop 0.0", {"dropout": 0.0}),
+    Variant("D_p2", "D", "P_drop 0.2", {"dropout": 0.2}),
+    Variant("D_ls0", "D", "eps_ls 0.0", {"label_smoothing": 0.0}),
+    Variant("D_ls2", "D", "eps_ls 0.2", {"label_smoothing": 0.2}),
+    Variant("E_learned", "E", "positional embedding instead of sinusoids", {"positional": "learned"}),
+    Variant("big", "big", "N 6, d_model 1024, d_ff 4096, h 16, P_drop 0.3, 300K steps", {}, reason=(
+        "the paper's big model is a different recipe (300K steps on 8 P100 GPUs), quoted for reference only")),
+]}
+
+# ------------------------------------------------------------------------------------------------ scales
+_DATA = "--data corpus --data-option spec=reference:bible-de-en"
+
+
+@dataclasses.dataclass(frozen=True)
+class Scale:
+    "A base recipe that every row changes: its model settings and the rest of the `train` command."
+    name: str
+    model: dict  # N, d_model, d_ff, h, dropout, label_smoothing, positional: the values rows change
+    recipe: str  # the other options of `annotated-transformer train`
+    device: str = "cpu"
+    threads: int = 1
+    avg: int = 5  # checkpoints averaged for the beam-search score (§6.1: the last 5)
+    eval_limit: int | None = None  # score only the first N test sentences (None: all)
+    what: str = ""
+
+
+SCALES = {s.name: s for s in [
+    Scale("mini", dict(N=2, d_model=128, d_ff=512, h=8, dropout=0.1, label_smoothing=0.1, positional="sinusoidal"),
+          f"{_DATA} --data-option vocab_size=4000 --share-embeddings --max-positions 256 --warmup 200 "
+          "--max-tokens 2000 --steps 400 --eval-every 100 --checkpoint-every 20 --keep-last 5 --log-every 20",
+          what="the CPU miniature of chapter 12: the paper's widths divided by 4, a third of its depth, "
+               "400 updates of about 2,000 target tokens (about 4 minutes per run on one CPU thread)"),
+    Scale("reference", dict(N=3, d_model=256, d_ff=1024, h=4, dropout=0.1, label_smoothing=0.1,
+                             positional="sinusoidal"),
+          f"{_DATA} --data-option vocab_size=8000 --share-embeddings --max-positions 256 --warmup 1000 "
+          "--max-tokens 4000 --steps 1000 --eval-every 250 --checkpoint-every 25 --keep-last 12",
+          what="the 7.6M-parameter reference recipe of chapter 9b (about an hour per run on one CPU thread)"),
+    Scale("base", dict(N=6, d_model=512, d_ff=2048, h=8, dropout=0.1, label_smoothing=0.1, positional="sinusoidal"),
+          f"{_DATA} --data-option vocab_size=8000 --share-embeddings --max-positions 256 --warmup 4000 "
+          "--max-tokens 25000 --steps 10000 --eval-every 1000 --checkpoint-every 200 --keep-last 5",
+          device="cuda", threads=0,
+          what="the paper's base model on the same split, for a GPU (not run in the recorded results)"),
+]}
+
+_FLAG = {"N": "--N", "d_model": "--d-model", "d_ff": "--d-ff", "h": "--h", "dropout": "--dropout",
+         "label_smoothing": "--label-smoothing", "positional": "--positional"}
+
+
+def settings(scale: str, variant: str) -> dict:
+    "The model settings (N, d_model, d_ff, h, dropout, label_smoothing, positional) of VARIANT at SCALE."
+    base = dict(SCALES[scale].model)
+    return {**base, **VARIANTS[variant].flags(base)}
+
+
+def duplicates(scale: str) -> dict[str, str]:
+    "{variant: the earlier variant (or base) with the same settings at this scale}: rows the scale cannot tell apart."
+    seen, out = {}, {}
+    for name, v in VARIANTS.items():
+        if v.reason:
+            continue
+        key = tuple(sorted(settings(scale, name).items()))
+        if key in seen:
+            out[name] = seen[key]
+        else:
+            seen[key] = name
+    return out
+
+
+def run_name(scale: str, variant: str, seed: int) -> str:
+    return f"{scale}_{variant}_s{seed}"
+
+
+def train_args(scale: str, variant: str, seed: int, out: str | Path) -> list[str]:
+    "The options of `annotated-transformer train` for one run."
+    s = SCALES[scale]
+    model = settings(scale, variant)
+    flags = [x for key in _FLAG for x in (_FLAG[key], str(model[key]))]
+    return (shlex.split(s.recipe) + flags + ["--seed", str(seed), "--threads", str(s.threads),
+                                              "--device", s.device, "--no-progress", "--out", str(out)])
+
+
+def eval_args(scale: str, run: str | Path, beam: bool) -> list[str]:
+    s = SCALES[scale]
+    how = ["--beam", "4", "--avg", str(s.avg)] if beam else ["--greedy"]
+    limit = ["--limit", str(s.eval_limit)] if s.eval_limit else []
+    device = ["--device", "cuda"] if s.device.startswith("cuda") else ["--threads", str(max(s.threads, 1))]
+    suffix = "beam4_avg5" if beam else "greedy"
+    return ["--model", str(run), *how, *limit, *device, "--samples", "2", "--json", f"{run}.eval.{suffix}.json"]
+
+
+def display(args: list[str], command: str) -> str:
+    "A command as a reader types it from the repository's root (run directories under runs/table3/)."
+    text = shlex.join(["annotated-transformer", command, *args])
+    return text.replace(str(RUNS) + "/", "runs/table3/")
+
+
+# ------------------------------------------------------------------------------------------------ running
+def _cpu_name() -> str:
+    sys.path.insert(0, str(REPO / "bench"))
+    from provenance import cpu_name
+    return cpu_name()
+
+
+def _package(command: str, args: list[str], log) -> float:
+    "Run `annotated-transformer COMMAND ARGS` with this Python (the package on its path); its wall seconds."
+    start = time.perf_counter()
+    log.write(f"$ {shlex.join(['annotated-transformer', command, *args])}\n")
+    log.flush()
+    proc = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", command, *args],
+                          stdout=log, stderr=subprocess.STDOUT)
+    if proc.returncode:
+        raise RuntimeError(f"annotated-transformer {command} failed with exit status {proc.returncode}; see {log.name}")
+    return time.perf_counter() - start
+
+
+def _score(record: dict) -> dict:
+    import re
+    ratio = re.search(r"ratio = ([\d.]+)", record["bleu"]["text"])
+    return {"bleu": record["bleu"]["score"], "bleu_text": record["bleu"]["text"],
+            "bleu_signature": record["bleu"]["signature"], "chrf": record["chrf"]["score"],
+            "chrf_signature": record["chrf"]["signature"], "length_ratio": float(ratio.group(1)) if ratio else None,
+            "sentences": record["sentences"], "checkpoints": record["checkpoints"], "avg": record["avg"],
+            "decoding": record["decoding"], "decode_seconds": round(record["seconds"], 1),
+            "samples": record.get("samples", [])[:2]}
+
+
+def count_parameters(model_config: dict) -> int:
+    "Parameters of the model a run's config.json describes, counted on the built model (shared ones once)."
+    import torch
+    try:
+        from annotated_transformer.model import build_model
+    except ImportError:  # the package before build_model moved to the model chapter
+        from annotated_transformer.training import build_model
+    with torch.device("meta"):
+        model = build_model(model_config)
+    return sum(p.numel() for p in model.parameters())
+
+
+def full_size_parameters(variant: str) -> int | None:
+    "Parameters of VARIANT at the paper's size (its base model, 37,000 shared wordpieces), counted on the built model."
+    v = VARIANTS[variant]
+    if v.reason:
+        return None
+    model = settings_at_paper(variant)
+    model.pop("label_smoothing")
+    return count_parameters(dict(src_vocab=PAPER_VOCAB, tgt_vocab=PAPER_VOCAB, share_embeddings=True,
+                                 max_positions=256, **model))
+
+
+def settings_at_paper(variant: str) -> dict:
+    base = dict(N=6, d_model=512, d_ff=2048, h=8, dropout=0.1, label_smoothing=0.1, positional="sinusoidal")
+    return {**base, **VARIANTS[variant].flags(base)}
+
+
+def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = RESULTS,
+        keep_checkpoints: bool = False, overwrite: bool = False) -> Path:
+    "Train, score and record one run; the path of its record."
+    import torch
+    name = run_name(scale, variant, seed)
+    dest = results / f"{name}.json"
+    if dest.exists() and not overwrite:
+        print(f"{dest} exists: skipped (--overwrite to run it again)")
+        return dest
+    out = runs / name
+    runs.mkdir(parents=True, exist_ok=True)
+    t_args = train_args(scale, variant, seed, out) + (["--overwrite"] if out.exists() else [])
+    g_args, b_args = eval_args(scale, out, beam=False), eval_args(scale, out, beam=True)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with open(f"{out}.log", "w", encoding="utf-8") as log:
+        seconds = {"train": _package("train", t_args, log), "eval_greedy": _package("evaluate", g_args, log),
+                   "eval_beam4_avg5": _package("evaluate", b_args, log)}
+    seconds["total"] = sum(seconds.values())
+    config = json.loads((out / "config.json").read_text())
+    metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    train = [m for m in metrics if "loss" in m]
+    dev = [m for m in metrics if "dev_loss" in m]
+    greedy = json.loads(Path(f"{out}.eval.greedy.json").read_text())
+    beam = json.loads(Path(f"{out}.eval.beam4_avg5.json").read_text())
+    s = SCALES[scale]
+    device = (f"cpu ({_cpu_name()}), {config['threads']} thread" + ("s" if config["threads"] > 1 else "")
+              if config["device"] == "cpu" else f"{config['device']} ({torch.cuda.get_device_name(0)})")
+    record = {
+        "name": name, "scale": scale, "variant": variant, "row": VARIANTS[variant].row, "seed": seed,
+        "paper_change": VARIANTS[variant].paper, "paper": PAPER[variant], "settings": settings(scale, variant),
+        "commands": {"train": display(t_args, "train"), "eval_greedy": display(g_args, "evaluate"),
+                     "eval_beam4_avg5": display(b_args, "evaluate")},
+        "provenance": {"commit": config.get("code", {}).get("commit"), "modified": config.get("code", {}).get("modified"),
+                       "device": device, "torch": config["torch"], "python": platform.python_version(),
+                       "date": started, "wall_seconds": {k: round(v, 1) for k, v in seconds.items()}},
+        "parameters": count_parameters(config["model"]),
+        "train_config": config["train"], "model_config": config["model"],
+        "data": {k: config["data"]["meta"].get(k) for k in ("spec", "vocab_size", "train_pairs_used", "sizes")},
+        "target_tokens_per_step": round(statistics.mean(m["tgt_tokens_per_s"] / m["steps_per_s"] for m in train), 1),
+        "epochs": train[-1]["epoch"],
+        "train_curve": [{k: round(m[k], 4) for k in ("step", "loss", "nll", "lr")} for m in train],
+        "dev_curve": [{"step": m["step"], "dev_nll": round(m["dev_nll"], 4), "dev_ppl": round(m["dev_ppl"], 3)}
+                      for m in dev],
+        "dev_ppl": dev[-1]["dev_ppl"], "dev_nll": dev[-1]["dev_nll"],
+        "greedy": _score(greedy), "beam4_avg5": _score(beam),
+    }
+    results.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if not keep_checkpoints:
+        shutil.rmtree(out / "checkpoints", ignore_errors=True)
+    print(f"wrote {dest}: dev ppl {record['dev_ppl']:.2f}, greedy BLEU {record['greedy']['bleu']:.2f}, "
+          f"beam 4 + avg BLEU {record['beam4_avg5']['bleu']:.2f}, {seconds['total']:.0f} s")
+    return dest
+
+
+# ------------------------------------------------------------------------------------------------ collecting
+ROW_ORDER = ["base", "A_h1", "A_h4", "A_h16", "A_h32", "B_dk16", "B_dk32", "C_N2", "C_N4", "C_N8", "C_d256",
+             "C_d1024", "C_ff1024", "C_ff4096", "D_p0", "D_p2", "D_ls0", "D_ls2", "E_learned", "big"]
+assert ROW_ORDER == list(VARIANTS)
+
+
+def load_records(results: Path = RESULTS, scale: str | None = None) -> list[dict]:
+    "The recorded runs in RESULTS (of one scale, or all), in the table's order, then by seed."
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(results).glob("*.json"))]
+    records = [r for r in records if scale is None or r["scale"] == scale]
+    return sorted(records, key=lambda r: (r["scale"], ROW_ORDER.index(r["variant"]), r["seed"]))
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    return (statistics.mean(values), statistics.stdev(values) if len(values) > 1 else float("nan"))
+
+
+def table(records: list[dict]) -> list[dict]:
+    """One line per variant (the table's order, every variant of Table 3 even if not run): the paper's numbers,
+    the seeds run, and the mean and sample standard deviation over seeds of dev perplexity, greedy BLEU,
+    beam 4 + average BLEU and wall time, and the parameters counted."""
+    lines = []
+    for name in ROW_ORDER:
+        runs = [r for r in records if r["variant"] == name]
+        v = VARIANTS[name]
+        line = {"variant": name, "row": v.row, "change": v.paper, "paper": PAPER[name], "seeds": [r["seed"] for r in runs],
+                "not_run": v.reason or ("" if runs else "not run")}
+        if runs:
+            line["parameters"] = runs[0]["parameters"]
+            line["settings"] = runs[0]["settings"]
+            for key, get in (("dev_ppl", lambda r: r["dev_ppl"]), ("bleu_greedy", lambda r: r["greedy"]["bleu"]),
+                             ("bleu_beam", lambda r: r["beam4_avg5"]["bleu"]),
+                             ("minutes", lambda r: r["provenance"]["wall_seconds"]["total"] / 60)):
+                values = [get(r) for r in runs]
+                line[key] = _mean_sd(values)
+                line[key + "_runs"] = values
+        lines.append(line)
+    return lines
+
+
+def _fmt(ms, digits=1):
+    if ms is None:
+        return "—"
+    m, s = ms
+    return f"{m:.{digits}f}" + ("" if math.isnan(s) else f" ± {s:.{digits}f}")
+
+
+def format_table(lines: list[dict]) -> str:
+    "The table as text: the paper's numbers next to the miniature's (mean ± standard deviation over seeds)."
+    head = (f"{'row':4} {'paper: change':44} {'ppl':>5} {'BLEU':>5} {'M':>4} │ {'seeds':6} {'params':>9} "
+            f"{'dev ppl':>13} {'BLEU greedy':>12} {'BLEU beam+avg':>13} {'minutes':>10}")
+    out = [head, "─" * len(head)]
+    for line in lines:
+        p = line["paper"]
+        left = (f"{line['row'] or 'base':4} {line['change'][:44]:44} {p['ppl']:5.2f} {p['bleu']:5.1f} "
+                f"{p['params'] if p['params'] else '':>4} │ ")
+        if "dev_ppl" in line:
+            right = (f"{','.join(map(str, line['seeds'])):6} {line['parameters']:9,d} {_fmt(line['dev_ppl'], 1):>13} "
+                     f"{_fmt(line['bleu_greedy'], 2):>12} {_fmt(line['bleu_beam'], 2):>13} {_fmt(line['minutes'], 1):>10}")
+        else:
+            right = "not run" + (": row B cannot be expressed (see the text)" if line["row"] == "B" else
+                                 ": quoted for reference" if line["row"] == "big" else "")
+        out.append(left + right)
+    return "\n".join(out)
+
+
+# the paper's direction of each change against its base: "better", "worse" or "same" (within these margins)
+SAME_PPL, SAME_BLEU = 0.01, 0.2  # relative perplexity difference; BLEU points
+
+
+def paper_direction(variant: str, metric: str) -> str:
+    "How the paper's VARIANT compares with its base on METRIC ('ppl' or 'bleu'): better, worse or same."
+    a, b = PAPER[variant][metric], PAPER["base"][metric]
+    if metric == "ppl":
+        if abs(a - b) / b <= SAME_PPL:
+            return "same"
+        return "better" if a < b else "worse"
+    if abs(a - b) <= SAME_BLEU:
+        return "same"
+    return "better" if a > b else "worse"
+
+
+def verdict(base_values: list[float], values: list[float], paper: str, lower_is_better: bool, z: float = 2.0) -> dict:
+    """Does the miniature's change (VALUES against BASE_VALUES, one number per seed) go the paper's way?
+
+    The difference of the means counts as real when it exceeds Z times its standard error (from the seeds' sample
+    standard deviations; with one seed on either side nothing can be told). Then: 'reproduces' when its
+    direction is the paper's, 'contradicts' when it is the opposite or when the paper saw no difference; a
+    difference within the noise 'reproduces' a paper's 'same', and otherwise 'within noise'."""
+    diff = statistics.mean(values) - statistics.mean(base_values)
+    if len(values) < 2 or len(base_values) < 2:
+        return {"diff": diff, "se": float("nan"), "direction": "?", "verdict": "too few seeds"}
+    se = math.sqrt(statistics.variance(values) / len(values) + statistics.variance(base_values) / len(base_values))
+    if abs(diff) <= z * se:
+        direction = "same"
+    else:
+        direction = "better" if (diff < 0) == lower_is_better else "worse"
+    if direction == "same":
+        word = "reproduces" if paper == "same" else "within noise"
+    else:
+        word = "reproduces" if direction == paper else "contradicts"
+    return {"diff": diff, "se": se, "direction": direction, "verdict": word}
+
+
+def trends(records: list[dict]) -> list[dict]:
+    "For every variant run with the base: the paper's direction and the miniature's verdict, on dev ppl and BLEU."
+    base = [r for r in records if r["variant"] == "base"]
+    out = []
+    for name in ROW_ORDER[1:]:
+        runs = [r for r in records if r["variant"] == name]
+        if not runs or not base:
+            continue
+        line = {"variant": name, "row": VARIANTS[name].row, "change": VARIANTS[name].paper}
+        for metric, get, lower in (("ppl", lambda r: r["dev_ppl"], True), ("bleu", lambda r: r["greedy"]["bleu"], False),
+                                   ("bleu_beam", lambda r: r["beam4_avg5"]["bleu"], False)):
+            paper = paper_direction(name, "ppl" if metric == "ppl" else "bleu")
+            line[metric] = {"paper": paper, **verdict([get(r) for r in base], [get(r) for r in runs], paper, lower)}
+        out.append(line)
+    return out
+
+
+def format_trends(lines: list[dict]) -> str:
+    head = (f"{'variant':10} {'paper: change':34} │ {'dev ppl: paper':>14} {'ours Δ ± se':>15} {'verdict':>13} │ "
+            f"{'BLEU: paper':>11} {'ours Δ ± se':>13} {'verdict':>13}")
+    out = [head, "─" * len(head)]
+    for line in lines:
+        p, b = line["ppl"], line["bleu"]
+        out.append(f"{line['variant']:10} {line['change'][:34]:34} │ {p['paper']:>14} "
+                   f"{p['diff']:+7.1f} ± {p['se']:5.1f} {p['verdict']:>13} │ {b['paper']:>11} "
+                   f"{b['diff']:+5.2f} ± {b['se']:4.2f} {b['verdict']:>13}")
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------------------ command line
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="train, score and record runs")
+    r.add_argument("--scale", choices=list(SCALES), default="mini")
+    r.add_argument("--variant", choices=list(VARIANTS), nargs="+", required=True)
+    r.add_argument("--seed", type=int, nargs="+", default=[0])
+    q = sub.add_parser("queue", help="run the lines 'VARIANT SEED' of a plan file in order, re-reading it after "
+                                     "each run, skipping those recorded")
+    q.add_argument("--scale", choices=list(SCALES), default="mini")
+    q.add_argument("--plan", type=Path, required=True)
+    q.add_argument("--stop-file", type=Path, help="stop before the next run when this file exists")
+    for s in (r, q):
+        s.add_argument("--runs", type=Path, default=RUNS, help="where the run directories go (default: runs/table3)")
+        s.add_argument("--results", type=Path, default=RESULTS)
+        s.add_argument("--keep-checkpoints", action="store_true")
+        s.add_argument("--overwrite", action="store_true")
+    sub.add_parser("list", help="the rows of Table 3 and each scale's settings for them")
+    t = sub.add_parser("table", help="the table and the trends built from the records")
+    t.add_argument("--results", type=Path, default=RESULTS)
+    t.add_argument("--scale", choices=list(SCALES), default="mini")
+    args = p.parse_args(argv)
+    if args.command == "run":
+        for variant in args.variant:
+            for seed in args.seed:
+                run(args.scale, variant, seed, args.runs, args.results, args.keep_checkpoints, args.overwrite)
+    elif args.command == "queue":
+        done = set()
+        while True:
+            if args.stop_file and args.stop_file.exists():
+                print(f"{args.stop_file} exists: stopped")
+                break
+            todo = [line.split() for line in args.plan.read_text().splitlines() if line.strip() and not line.startswith("#")]
+            todo = [(v, int(s)) for v, s in todo if (v, int(s)) not in done
+                    and not (args.results / f"{run_name(args.scale, v, int(s))}.json").exists()]
+            if not todo:
+                break
+            variant, seed = todo[0]
+            done.add((variant, seed))
+            try:
+                run(args.scale, variant, seed, args.runs, args.results, args.keep_checkpoints, args.overwrite)
+            except RuntimeError as e:
+                print(f"{variant} seed {seed}: {e}", flush=True)
+    elif args.command == "list":
+        for s in SCALES.values():
+            dup = duplicates(s.name)
+            print(f"{s.name}: {s.what}\n  annotated-transformer train {s.recipe}")
+            for name, v in VARIANTS.items():
+                what = v.reason or " ".join(f"{k}={val}" for k, val in settings(s.name, name).items()
+                                            if name == "base" or val != s.model[k])
+                print(f"  {name:10} {v.paper[:40]:40} {what}" + (f"  (= {dup[name]})" if name in dup else ""))
+    else:
+        records = load_records(args.results, args.scale)
+        print(format_table(table(records)))
+        print()
+        print(format_trends(trends(records)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""bench/table3.py: Table 3's rows as the paper defines them, the collector and its verdicts on small fixture records,
+and one real run of a tiny model end to end (train, evaluate twice, record) on the fixture corpus.
+
+The fixture records below are made up for these tests (every one says so in its "fixture" field); the chapter
+reads the real ones in bench/results/table3/."""
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIX = Path(__file__).parent / "fixtures"
+
+
+def _load_table3():
+    spec = importlib.util.spec_from_file_location("table3", REPO / "bench" / "table3.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["table3"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+t3 = _load_table3()
+
+
+# ---- the rows ---------------------------------------------------------------------------------------------------
+PAPER_ROWS = {  # Table 3 as printed: the values each row changes (d_k = d_model / h where the paper lists it)
+    "A_h1": dict(h=1, d_k=512), "A_h4": dict(h=4, d_k=128), "A_h16": dict(h=16, d_k=32), "A_h32": dict(h=32, d_k=16),
+    "C_N2": dict(N=2), "C_N4": dict(N=4), "C_N8": dict(N=8),
+    "C_d256": dict(d_model=256, d_k=32), "C_d1024": dict(d_model=1024, d_k=128),
+    "C_ff1024": dict(d_ff=1024), "C_ff4096": dict(d_ff=4096),
+    "D_p0": dict(dropout=0.0), "D_p2": dict(dropout=0.2), "D_ls0": dict(label_smoothing=0.0),
+    "D_ls2": dict(label_smoothing=0.2), "E_learned": dict(positional="learned"),
+}
+PAPER_BASE = dict(N=6, d_model=512, d_ff=2048, h=8, d_k=64, dropout=0.1, label_smoothing=0.1, positional="sinusoidal")
+
+
+@pytest.mark.parametrize("variant", list(PAPER_ROWS))
+def test_each_row_at_the_paper_size_is_the_papers_row(variant):
+    "Applied to the paper's base model, each variant changes exactly what Table 3 changes, nothing else."
+    got = t3.settings_at_paper(variant)
+    got["d_k"] = got["d_model"] // got["h"]
+    assert got == {**PAPER_BASE, **PAPER_ROWS[variant]}
+
+
+def test_every_row_of_table3_is_listed_with_the_papers_numbers():
+    assert set(t3.VARIANTS) == {"base", "B_dk16", "B_dk32", "big", *PAPER_ROWS} == set(t3.PAPER)
+    assert t3.PAPER["base"] == dict(ppl=4.92, bleu=25.8, params=65)
+    assert (t3.PAPER["A_h1"]["ppl"], t3.PAPER["C_N2"]["bleu"], t3.PAPER["D_ls0"]["ppl"]) == (5.29, 23.7, 4.67)
+    assert [v.row for v in t3.VARIANTS.values()] == sorted(v.row for v in t3.VARIANTS.values())  # grouped A-E
+    for name in ("B_dk16", "B_dk32"):  # row B cannot run: the model ties d_k to d_model / h
+        assert "d_k = d_v = d_model/h" in t3.VARIANTS[name].reason
+        with pytest.raises(ValueError, match="cannot run"):
+            t3.settings("mini", name)
+
+
+@pytest.mark.parametrize("variant", [v for v, p in t3.PAPER.items() if p["params"] and not t3.VARIANTS[v].reason])
+def test_full_size_parameter_counts_are_within_7_percent_of_the_papers(variant):
+    counted = t3.full_size_parameters(variant) / 1e6
+    assert abs(counted - t3.PAPER[variant]["params"]) / t3.PAPER[variant]["params"] < 0.07, counted
+
+
+def test_the_miniature_scales_sizes_and_keeps_the_rest():
+    base = t3.SCALES["mini"].model
+    assert t3.settings("mini", "A_h32")["h"] == 32 and t3.settings("mini", "A_h32")["d_model"] == base["d_model"]
+    assert t3.settings("mini", "C_d1024")["d_model"] == 2 * base["d_model"]
+    assert t3.settings("mini", "C_ff1024")["d_ff"] == base["d_ff"] // 2
+    assert t3.settings("mini", "D_ls0")["label_smoothing"] == 0.0
+    assert t3.settings("mini", "E_learned")["positional"] == "learned"
+    # N: a third of the paper's depth rounds 2 and 4 layers to the same miniature; the table says so
+    dup = t3.duplicates("mini")
+    assert (base["N"] != 2) or dup.get("C_N4") == "C_N2"
+
+
+def test_train_command_carries_the_variant_and_the_seed(tmp_path):
+    args = t3.train_args("mini", "A_h1", 3, tmp_path / "r")
+    text = " ".join(args)
+    assert "--h 1 " in text and "--seed 3" in text and "--threads 1" in text and "--device cpu" in text
+    assert t3.display(args, "train").startswith("annotated-transformer train --data corpus")
+
+
+# ---- the collector and its verdicts -----------------------------------------------------------------------------
+def fake_record(variant, seed, ppl, bleu, beam=None):
+    "A made-up record with the fields the collector reads."
+    return {"fixture": "made-up numbers for tests/test_table3.py, not a run", "name": f"mini_{variant}_s{seed}",
+            "scale": "mini", "variant": variant, "row": t3.VARIANTS[variant].row, "seed": seed,
+            "settings": {"N": 2}, "parameters": 1000 + seed, "dev_ppl": ppl,
+            "greedy": {"bleu": bleu}, "beam4_avg5": {"bleu": bleu + 1 if beam is None else beam},
+            "provenance": {"wall_seconds": {"total": 120.0 + seed}}}
+
+
+@pytest.fixture
+def results(tmp_path):
+    records = [fake_record("base", 0, 30.0, 5.0), fake_record("base", 1, 31.0, 5.2), fake_record("base", 2, 32.0, 4.8),
+               fake_record("A_h1", 0, 40.0, 3.0), fake_record("A_h1", 1, 41.0, 3.1),  # clearly worse: reproduces
+               fake_record("D_p0", 0, 25.0, 6.0), fake_record("D_p0", 1, 24.0, 6.2),  # clearly better: contradicts
+               fake_record("E_learned", 0, 29.0, 5.1), fake_record("E_learned", 1, 33.0, 4.9),  # paper: same
+               fake_record("C_d1024", 0, 30.5, 5.0), fake_record("C_d1024", 1, 31.5, 5.1),  # paper: better; noise
+               fake_record("D_ls0", 0, 20.0, 6.0)]  # one seed: cannot tell
+    for r in records:
+        (tmp_path / f"{r['name']}.json").write_text(json.dumps(r))
+    (tmp_path / "other_base_s0.json").write_text(json.dumps({**records[0], "scale": "reference", "name": "x"}))
+    return tmp_path
+
+
+def test_collector_builds_the_table(results):
+    records = t3.load_records(results, "mini")
+    assert len(records) == 12 and [r["variant"] for r in records][:3] == ["base"] * 3
+    lines = {line["variant"]: line for line in t3.table(records)}
+    assert list(lines) == t3.ROW_ORDER
+    base = lines["base"]
+    assert base["seeds"] == [0, 1, 2] and base["dev_ppl"] == (31.0, 1.0) and base["parameters"] == 1000
+    assert base["bleu_beam"][0] == pytest.approx(6.0) and base["minutes"][0] == pytest.approx(2.0 + 1 / 60)
+    assert lines["A_h1"]["dev_ppl"] == (40.5, pytest.approx(math.sqrt(0.5)))
+    assert lines["C_N2"]["not_run"] == "not run" and "d_k" in lines["B_dk16"]["not_run"]
+    assert math.isnan(lines["D_ls0"]["dev_ppl"][1])  # one seed: no spread
+    text = t3.format_table(t3.table(records))
+    assert "31.0 ± 1.0" in text and "not run" in text
+
+
+def test_paper_directions():
+    assert t3.paper_direction("A_h1", "ppl") == "worse" and t3.paper_direction("A_h1", "bleu") == "worse"
+    assert t3.paper_direction("D_ls0", "ppl") == "better" and t3.paper_direction("D_ls0", "bleu") == "worse"
+    assert t3.paper_direction("E_learned", "ppl") == "same" and t3.paper_direction("E_learned", "bleu") == "same"
+    assert t3.paper_direction("A_h16", "ppl") == "same" and t3.paper_direction("C_d1024", "ppl") == "better"
+
+
+def test_verdicts(results):
+    found = {line["variant"]: line for line in t3.trends(t3.load_records(results, "mini"))}
+    assert found["A_h1"]["ppl"]["verdict"] == "reproduces" and found["A_h1"]["bleu"]["verdict"] == "reproduces"
+    assert found["D_p0"]["ppl"]["verdict"] == "contradicts" and found["D_p0"]["ppl"]["direction"] == "better"
+    assert found["E_learned"]["ppl"]["verdict"] == "reproduces"  # the paper saw no difference, nor do we
+    assert found["C_d1024"]["ppl"]["verdict"] == "within noise"
+    assert found["D_ls0"]["ppl"]["verdict"] == "too few seeds"
+    assert found["A_h1"]["ppl"]["diff"] == pytest.approx(9.5)
+    # a clear difference where the paper saw none contradicts it
+    assert t3.verdict([10, 10.1], [20, 20.1], "same", lower_is_better=True)["verdict"] == "contradicts"
+
+
+# ---- one real run -------------------------------------------------------------------------------------------------
+def test_one_tiny_run_end_to_end(tmp_path, monkeypatch):
+    "Train 6 updates of a tiny model on the fixture corpus, score it greedy and with beam 4 + averaging, record it."
+    spec = f"tsv:{FIX / 'de_en_train.tsv'};{FIX / 'dev.tsv'};{FIX / 'test.tsv'}"
+    tiny = t3.Scale("tiny", dict(N=1, d_model=32, d_ff=64, h=2, dropout=0.1, label_smoothing=0.1,
+                                 positional="sinusoidal"),
+                    f"--data corpus --data-option spec={spec} --data-option vocab_size=350 --share-embeddings "
+                    "--max-positions 64 --warmup 10 --max-tokens 200 --steps 6 --eval-every 3 --checkpoint-every 1 "
+                    "--keep-last 5 --log-every 3", avg=2)
+    monkeypatch.setitem(t3.SCALES, "tiny", tiny)
+    dest = t3.run("tiny", "A_h1", 0, runs=tmp_path / "runs", results=tmp_path / "results")
+    record = json.loads(dest.read_text())
+    assert record["name"] == "tiny_A_h1_s0" and record["settings"]["h"] == 1 and record["model_config"]["h"] == 1
+    assert record["parameters"] > 0 and record["dev_curve"][-1]["step"] == 6 and record["dev_ppl"] > 1
+    assert record["greedy"]["sentences"] == 2 and record["beam4_avg5"]["avg"] == 2
+    assert 0 <= record["greedy"]["bleu"] <= 100 and record["greedy"]["bleu_signature"].startswith("nrefs:1")
+    prov = record["provenance"]
+    assert prov["device"].startswith("cpu") and prov["torch"] and prov["date"] and prov["wall_seconds"]["total"] > 0
+    assert record["commands"]["train"].startswith("annotated-transformer train") and "--seed 0" in record["commands"]["train"]
+    assert not (tmp_path / "runs" / "tiny_A_h1_s0" / "checkpoints").exists()  # deleted after scoring
+    assert t3.load_records(tmp_path / "results", "tiny")[0]["name"] == "tiny_A_h1_s0"
