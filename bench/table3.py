@@ -34,6 +34,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import shutil
 import statistics
@@ -197,8 +198,12 @@ def eval_args(scale: str, run: str | Path, beam: bool) -> list[str]:
 
 def display(args: list[str], command: str) -> str:
     "A command as a reader types it from the repository's root (run directories under runs/table3/)."
-    text = shlex.join(["annotated-transformer", command, *args])
-    return text.replace(str(RUNS) + "/", "runs/table3/")
+    return shown(shlex.join(["annotated-transformer", command, *args]))
+
+
+def shown(command: str) -> str:
+    "A recorded command with its run directory under runs/table3/, wherever the run directory was."
+    return re.sub(r"(?<=[\s=])[^\s=]*/(?=[a-z]+_[A-Za-z0-9]+(?:_[A-Za-z0-9]+)?_s\d+\b)", "runs/table3/", command)
 
 
 # ------------------------------------------------------------------------------------------------ running
