@@ -304,7 +304,7 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
         "data": {k: config["data"]["meta"].get(k) for k in ("spec", "vocab_size", "train_pairs_used", "sizes")},
         "target_tokens_per_step": round(statistics.mean(m["tgt_tokens_per_s"] / m["steps_per_s"] for m in train), 1),
         "epochs": train[-1]["epoch"],
-        "train_curve": [{k: round(m[k], 4) for k in ("step", "loss", "nll", "lr")} for m in train],
+        "train_curve": [{"step": m["step"], **{k: float(f"{m[k]:.5g}") for k in ("loss", "nll", "lr")}} for m in train],
         "dev_curve": [{"step": m["step"], "dev_nll": round(m["dev_nll"], 4), "dev_ppl": round(m["dev_ppl"], 3)}
                       for m in dev],
         "dev_ppl": dev[-1]["dev_ppl"], "dev_nll": dev[-1]["dev_nll"],
