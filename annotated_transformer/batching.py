@@ -6,21 +6,24 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import random
-from dataclasses import dataclass
-from typing import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 from fastcore.basics import patch
 from torch import Tensor
 
-from .masking import _check_int, padding_mask, target_mask
+from .checks import check_int, check_special_ids
+from .masking import padding_mask, target_mask
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'Batch', 'make_batch', 'TokenBatchSampler']
+__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'TokenBatchSampler',
+           'DataBundle', 'register_data', 'get_data_builder']
 
 # %% ../nbs/06b_batches.ipynb #7244fa90
-PAD, BOS, EOS, UNK = 0, 1, 2, 3  # UNK: chapter 09a's tokenizer, for a piece it cannot spell
+PAD, BOS, EOS, UNK = 0, 1, 2, 3  # UNK: chapter 09a2's tokenizer, for a piece it cannot spell
 
 # %% ../nbs/06b_batches.ipynb #06fac3e1
 @dataclass
@@ -43,11 +46,6 @@ class Batch:
                                    src_mask=move(self.src_mask), tgt_mask=move(self.tgt_mask))
 
 
-def _check_special_ids(pad: int, bos: int, eos: int) -> None:
-    if len({pad, bos, eos}) != 3:
-        raise ValueError(f"pad, bos and eos must be three different ids, got pad={pad}, bos={bos}, eos={eos}")
-
-
 def make_batch(
     pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids), without special tokens
     pad: int = PAD,  # padding id
@@ -58,8 +56,8 @@ def make_batch(
     "Pad `pairs` into a `Batch`: `src` = ids+EOS, `tgt_in` = BOS+ids, `tgt_out` = ids+EOS, plus masks."
     if len(pairs) == 0:
         raise ValueError("make_batch needs at least one sentence pair")
-    _check_special_ids(pad, bos, eos)
-    m = _check_int(pad_to_multiple, "pad_to_multiple", minimum=1)
+    check_special_ids(pad, bos, eos)
+    m = check_int(pad_to_multiple, "pad_to_multiple", minimum=1)
     S = -(-(1 + max(len(s) for s, _ in pairs)) // m) * m  # ceil to a multiple of m
     T = -(-(1 + max(len(t) for _, t in pairs)) // m) * m
     src = torch.tensor([[*s, eos] + [pad] * (S - 1 - len(s)) for s, _ in pairs], dtype=torch.long)
@@ -92,7 +90,7 @@ class TokenBatchSampler:
         num_shards: int = 1,  # DDP world size: every batch must hold at least this many pairs
         rebatch: bool = True,  # True: cut the batches anew every epoch; False: cut once, reshuffle their order
     ):
-        max_tokens = _check_int(max_tokens, "max_tokens", 1)
+        max_tokens = check_int(max_tokens, "max_tokens", 1)
         if len(pairs) == 0:
             raise ValueError("TokenBatchSampler needs at least one sentence pair")
         self.max_tokens, self.seed, self.shuffle, self.num_shards = max_tokens, seed, shuffle, num_shards
@@ -158,7 +156,7 @@ def _fits(self: TokenBatchSampler, pairs: int, longest_tgt: int, longest_src: in
     "Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget (source: SOURCE_ALLOWANCE ×)."
     return pairs * max(longest_tgt, longest_src / SOURCE_ALLOWANCE) <= self.max_tokens
 
-
+# %% ../nbs/06b_batches.ipynb #26500d86
 @patch
 def _fill_last(self: TokenBatchSampler, batches: list[list[int]]) -> None:
     "With DDP, give the last (shortest) batch pairs of the one before, if it has fewer pairs than ranks."
@@ -204,3 +202,43 @@ def load_state_dict(self: TokenBatchSampler, state: dict) -> None:
         if state[key] != mine:
             raise ValueError(f"cannot resume: the checkpoint's sampler has {key}={state[key]}, this one has {mine}")
     self.epoch, self.position = int(state["epoch"]), int(state["position"])
+
+# %% ../nbs/06b_batches.ipynb #b1c227b4
+@dataclass
+class DataBundle:
+    "What a data builder returns: token-id pairs for training and evaluation, and the vocabulary facts."
+    train: Sequence[tuple[Sequence[int], Sequence[int]]]  # training pairs, no special tokens
+    dev: Sequence[tuple[Sequence[int], Sequence[int]]]  # held-out pairs (may be empty)
+    src_vocab: int  # source vocabulary size (special ids included)
+    tgt_vocab: int  # target vocabulary size
+    pad: int = PAD
+    bos: int = BOS
+    eos: int = EOS
+    meta: dict = field(default_factory=dict)  # JSON-able facts for later use (e.g. a tokenizer file); saved in config.json
+    files: dict = field(default_factory=dict)  # file name -> bytes or str, written into the run directory (e.g. the tokenizer)
+
+# %% ../nbs/06b_batches.ipynb #a060e2c8
+DATA_BUILDERS: dict[str, Callable[[Any], DataBundle] | str] = {}  # --data NAME -> builder(train config)
+
+
+def register_data(
+    name: str,  # the value of --data that selects it
+    builder: Callable[[Any], DataBundle] | str,  # a function, or "module:function" imported when used
+) -> None:
+    "Make a data builder available to `annotated-transformer train --data NAME`."
+    DATA_BUILDERS[name] = builder
+
+
+def get_data_builder(name: str) -> Callable[[Any], DataBundle]:
+    "The builder registered as `name`, or the function named by `module:function`."
+    spec = DATA_BUILDERS.get(name, name)
+    if callable(spec):
+        return spec
+    if ":" not in spec:
+        raise ValueError(f"unknown data {name!r}: choose one of {sorted(DATA_BUILDERS)} or give MODULE:FUNCTION")
+    module, _, attr = spec.partition(":")
+    try:
+        builder = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"cannot load data builder {spec!r}: {e}") from None
+    return builder

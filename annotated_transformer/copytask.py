@@ -12,13 +12,13 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from .batching import BOS, EOS, PAD, make_batch
+from .batching import BOS, EOS, PAD, DataBundle, make_batch, register_data
+from .checks import check_int
 from .masking import causal_mask
-from .subwords import DataBundle
 
 
 # %% auto #0
-__all__ = ['copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy', 'copy_data']
+__all__ = ['COPY_OPTIONS', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy', 'copy_data']
 
 # %% ../nbs/06c_copy_task.ipynb #6a4c47d0
 def copy_task_pairs(
@@ -92,12 +92,23 @@ def copy_accuracy(
     return correct / len(pairs)
 
 # %% ../nbs/06c_copy_task.ipynb #d562ebdd
-def copy_data(
-    cfg: Any,  # chapter 07's TrainConfig: this reads its copy_* settings and seed
-) -> DataBundle:
-    "The copy task: `copy_train_size` random sequences (seed `cfg.seed`) and `copy_dev_size` different ones."
-    train = copy_task_pairs(cfg.copy_train_size, cfg.copy_vocab, cfg.copy_len, seed=cfg.seed)
-    dev = copy_task_pairs(cfg.copy_dev_size, cfg.copy_vocab, cfg.copy_len, seed=cfg.seed + 1, exclude=train)
-    return DataBundle(train, dev, cfg.copy_vocab, cfg.copy_vocab,
-                      meta={"task": "copy", "vocab": cfg.copy_vocab, "max_length": cfg.copy_len})
+COPY_OPTIONS = {"vocab": 11, "max_length": 10, "train_size": 20000, "dev_size": 500}  # --data-option KEY=VALUE
 
+
+def copy_data(
+    cfg: Any,  # chapter 07a's TrainConfig: this reads its data_options and seed
+) -> DataBundle:
+    "The copy task: `train_size` random sequences (seed `cfg.seed`) and `dev_size` different ones."
+    unknown = sorted(set(cfg.data_options) - set(COPY_OPTIONS))
+    if unknown:
+        raise ValueError(f"--data copy: unknown data option {unknown[0]!r}; its options are {', '.join(COPY_OPTIONS)}")
+    o = {**COPY_OPTIONS, **cfg.data_options}
+    vocab = check_int(o["vocab"], "the copy task's vocab (PAD, BOS, EOS + symbols)", 4)
+    max_length = check_int(o["max_length"], "the copy task's max_length", 1)
+    train_size, dev_size = check_int(o["train_size"], "train_size", 1), check_int(o["dev_size"], "dev_size", 0)
+    train = copy_task_pairs(train_size, vocab, max_length, seed=cfg.seed)
+    dev = copy_task_pairs(dev_size, vocab, max_length, seed=cfg.seed + 1, exclude=train)
+    return DataBundle(train, dev, vocab, vocab, meta={"task": "copy", "vocab": vocab, "max_length": max_length})
+
+
+register_data("copy", copy_data)  # annotated-transformer train --data copy

@@ -6,24 +6,21 @@
 from __future__ import annotations
 
 import contextlib
-import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, NamedTuple
 
 import torch
 from fastcore.basics import patch
 from torch import Tensor, nn
 
-from .checkpoint import atomic_torch_save, list_checkpoints, safe_torch_load
-from .masking import _check_int, causal_mask
+from .checks import check_int
+from .masking import causal_mask
 from .model import DecoderLayer, EncoderDecoder
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEncoding, PositionalEncoding
 
 # %% auto #0
-__all__ = ['IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search',
-           'average_checkpoints', 'last_checkpoints']
+__all__ = ['IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search']
 
 # %% ../nbs/08_decoding.ipynb #6335f796
 def _split_target_embedding(model: EncoderDecoder) -> tuple[nn.Module, nn.Module]:
@@ -127,7 +124,7 @@ def _output_limits(
         raise ValueError(f"src_mask must have shape (batch, 1, src_len) = {(batch, 1, src_len)}, got {shape}")
     vocab = model.generator.proj.out_features
     for name, value in (("bos", bos), ("eos", eos), ("pad", pad)):
-        value = _check_int(value, name, 0)
+        value = check_int(value, name, 0)
         if value >= vocab:
             raise ValueError(f"{name}={value} is outside the target vocabulary of size {vocab}")
     if pad == eos:
@@ -143,7 +140,7 @@ def _output_limits(
         if table is not None:  # decoding feeds positions 0 .. limit-1
             limits = limits.clamp(max=table)
         return limits
-    max_new_tokens = _check_int(max_new_tokens, "max_new_tokens", 1)
+    max_new_tokens = check_int(max_new_tokens, "max_new_tokens", 1)
     if table is not None and max_new_tokens > table:
         raise ValueError(f"max_new_tokens={max_new_tokens} exceeds the positional table's max_positions={table}")
     return torch.full((batch,), max_new_tokens, dtype=torch.long, device=src.device)
@@ -269,6 +266,22 @@ def _settle(hyps: list[Hypothesis], step: _StepLists, i: int, length: int, limit
     return not (early_stopping and hyps and max(h.score for h in hyps) >= step.live[i][0] / lp(limit))
 
 
+# %% ../nbs/08_decoding.ipynb #8ee3edfd
+def _check_alpha(length_penalty) -> float:
+    "α of the length penalty as a float, if it is a number >= 0."
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or not length_penalty >= 0:
+        raise ValueError(f"length_penalty (α) must be a number >= 0, got {length_penalty!r}")
+    return float(length_penalty)
+
+
+def _trace_record(step: _StepLists, active: list[int], origin: Tensor, live_pos: Tensor, length: int,
+                  penalty: float, k: int) -> dict:
+    "What `beam_search(trace=[])` records of one step: the live hypotheses and those that finished, with their scores."
+    return {"length": length, "sentences": list(active), "origin": origin.gather(1, live_pos).tolist(),
+            "token": step.next_tokens, "log_prob": step.live,
+            "finished": [(s, origin[i, r].item(), step.cand[i][r], step.cand[i][r] / penalty)
+                         for i, s in enumerate(active) for r in range(k) if step.done[i][r]]}
+
 # %% ../nbs/08_decoding.ipynb #74778f82
 @torch.no_grad()
 def beam_search(
@@ -287,35 +300,28 @@ def beam_search(
     trace: list | None = None,  # if a list: one record (a dict) per step is appended, for inspection
 ) -> Tensor | tuple[Tensor, list[list[Hypothesis]]]:  # (batch, <= max_new_tokens) best hypotheses, PAD after EOS
     "Beam search with the GNMT length penalty, batched over sentences, reusing the KV cache (§6.1)."
-    k = _check_int(beam_size, "beam_size", 1)
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or not length_penalty >= 0:
-        raise ValueError(f"length_penalty (α) must be a number >= 0, got {length_penalty!r}")
-    alpha = float(length_penalty)
+    k = check_int(beam_size, "beam_size", 1)
+    alpha = _check_alpha(length_penalty)
     limits = _output_limits(model, src, src_mask, max_new_tokens, bos, eos, pad).tolist()
     batch, device = src.size(0), src.device
-    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
-
-    def lp(n: int) -> float:
-        return gnmt_length_penalty(n, alpha)
+    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]  # per sentence, best first
+    lp = lambda n: gnmt_length_penalty(n, alpha)  # noqa: E731 (the penalty of a length n, with this α)
 
     with _eval_mode(model):
         memory = model.encode(src, src_mask)  # once
-        # sentence b's hypotheses are rows b*k .. b*k+k-1 of the decoder's batch
-        repeat = lambda t: None if t is None else t.repeat_interleave(k, dim=0)
+        repeat = lambda t: None if t is None else t.repeat_interleave(k, dim=0)  # sentence b: rows b*k .. b*k+k-1
         decoder = IncrementalDecoder(model, repeat(memory), repeat(src_mask), use_cache, capacity=max(limits))
         active = list(range(batch))  # the sentences still searching, in row order
         live = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
         live[:, 0] = 0.0  # one live hypothesis per sentence, BOS, with log p = 0; the other slots are empty
         seqs = torch.empty((batch * k, 0), dtype=torch.long, device=device)  # tokens of the live hypotheses
-        tokens = torch.full((batch * k,), bos, dtype=torch.long, device=device)
-        pad_id = torch.tensor([pad], device=device)
+        tokens, pad_id = torch.full((batch * k,), bos, dtype=torch.long, device=device), torch.tensor([pad], device=device)
         for t in range(max(limits)):
             n, length = len(active), t + 1  # length: tokens in every candidate of this step, EOS included
             log_probs = decoder.step(tokens).index_fill(1, pad_id, float("-inf")).view(n, k, -1)  # never PAD
             cand_lp, origin, token, done_mask, live_pos = beam_step(live, log_probs, eos)
             rows = origin + k * torch.arange(n, device=device).unsqueeze(1)  # decoder rows the candidates extend
             live, next_tokens, next_rows = cand_lp.gather(1, live_pos), token.gather(1, live_pos), rows.gather(1, live_pos)
-
             # Python bookkeeping, one sentence at a time: record finished hypotheses, decide which go on
             at_limit = [length >= limits[s] for s in active]
             step = _StepLists(seqs.tolist() if (bool(done_mask.any()) or any(at_limit)) else None, done_mask.tolist(),
@@ -323,13 +329,9 @@ def beam_search(
             keep = [i for i, s in enumerate(active)
                     if _settle(finished[s], step, i, length, limits[s], eos, lp, early_stopping)]
             if trace is not None:
-                trace.append({"length": length, "sentences": list(active),
-                              "origin": origin.gather(1, live_pos).tolist(), "token": step.next_tokens,
-                              "log_prob": step.live, "finished": [
-                                  (s, origin[i, r].item(), step.cand[i][r], step.cand[i][r] / lp(length))
-                                  for i, s in enumerate(active) for r in range(k) if step.done[i][r]]})
+                trace.append(_trace_record(step, active, origin, live_pos, length, lp(length), k))
             if not keep:
-                break
+                break  # every sentence has its best hypothesis
             # the next step's rows: follow each kept sentence's live hypotheses to the rows they extend
             index = torch.tensor(keep, device=device)
             next_rows = next_rows.index_select(0, index).flatten()
@@ -339,114 +341,4 @@ def beam_search(
             active = [active[i] for i in keep]
 
     ids = _best_of(finished, pad, device)
-    if return_hypotheses:
-        return ids, [hyps[:k] for hyps in finished]
-    return ids
-
-# %% ../nbs/08_decoding.ipynb #a7163efa
-_TRAINING_ONLY = ("optimizer", "scheduler", "sampler", "rng", "extra")  # not carried into an averaged checkpoint
-
-
-def _load_checkpoint(path: Path) -> tuple[dict, dict[str, Tensor]]:
-    "(the whole file, its model state dict), read with torch.load(weights_only=True)."
-    ckpt = safe_torch_load(path)  # chapter 07: weights_only=True, a clear error for anything else
-    if isinstance(ckpt, dict) and isinstance(ckpt.get("model"), dict):
-        state = ckpt["model"]
-    elif isinstance(ckpt, dict) and ckpt and all(isinstance(v, Tensor) for v in ckpt.values()):
-        state = ckpt  # a bare state dict
-    else:
-        raise ValueError(f"damaged or not a checkpoint: {path} (it holds neither a checkpoint with a 'model' state "
-                         "dict nor a state dict)")
-    bad = [key for key, v in state.items() if not isinstance(v, Tensor)]
-    if bad:
-        raise ValueError(f"damaged or not a checkpoint: {path} (state dict entry {bad[0]!r} is not a tensor)")
-    return ckpt, state
-
-
-def _alias_of(state: dict[str, Tensor]) -> dict[str, str]:
-    "key -> the first key whose tensor is the very same tensor view (tied weights share one)."
-    first: dict[tuple, str] = {}
-    alias = {}
-    for key, t in state.items():
-        ident = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
-        alias[key] = first.setdefault(ident, key)
-    return alias
-
-# %% ../nbs/08_decoding.ipynb #9a56edda
-def average_checkpoints(
-    paths,  # checkpoint files (chapter 07's format, or bare state dicts), e.g. last_checkpoints(out_dir, 5)
-    out_path: str | Path | None = None,  # if given: write the average there, atomically, in the same format
-) -> dict[str, Tensor]:  # the averaged model state dict
-    "Average the model weights of several checkpoints (§6.1); integer/bool tensors come from the last one."
-    paths = [Path(p) for p in paths]
-    if not paths:
-        raise ValueError("average_checkpoints needs at least one checkpoint, got an empty list")
-    sums: dict[str, Tensor] = {}
-    ref: dict[str, tuple] = {}  # key -> (shape, dtype) of the first checkpoint
-    alias: dict[str, str] = {}  # key -> the key it is tied to in *every* checkpoint (itself if untied)
-    for i, path in enumerate(paths):
-        ckpt, state = _load_checkpoint(path)
-        if i == 0:
-            ref = {key: (tuple(t.shape), t.dtype) for key, t in state.items()}
-            alias = _alias_of(state)
-        else:
-            missing, extra = [key for key in ref if key not in state], [key for key in state if key not in ref]
-            if missing:
-                raise ValueError(f"{path} lacks key {missing[0]!r}, which {paths[0]} has")
-            if extra:
-                raise ValueError(f"{path} has key {extra[0]!r}, which {paths[0]} lacks")
-            for key, t in state.items():
-                if (tuple(t.shape), t.dtype) != ref[key]:
-                    raise ValueError(f"key {key!r} has shape {tuple(t.shape)} and dtype {t.dtype} in {path} "
-                                     f"but shape {ref[key][0]} and dtype {ref[key][1]} in {paths[0]}")
-            here = _alias_of(state)
-            for key, a in alias.items():
-                if a != key and here[key] != here[a]:  # tied until now, not in this checkpoint: untie
-                    alias[key] = key
-                    sums[key] = sums[a].clone()  # its sum so far: that of the tensor it was tied to
-        for key, t in state.items():
-            if alias[key] != key:
-                continue  # tied to an earlier key: averaged once, there
-            if t.is_floating_point() or t.is_complex():
-                # Σ_i θ_i, accumulated in float64 (complex128)
-                acc = t.to(torch.complex128 if t.is_complex() else torch.float64)
-                sums[key] = acc.clone() if i == 0 else sums[key].add_(acc)
-            else:
-                sums[key] = t.clone()  # integers/bools: the last checkpoint's value
-        last = ckpt
-    averaged = {}
-    for key, (shape, dtype) in ref.items():
-        if alias[key] != key:
-            averaged[key] = averaged[alias[key]]  # keep the tie: the same tensor under both keys
-        elif dtype.is_floating_point or dtype.is_complex:
-            # θ̄ = (1/n) Σ_i θ_i, cast back to the checkpoint's dtype
-            averaged[key] = (sums[key] / len(paths)).to(dtype)
-        else:
-            averaged[key] = sums[key]
-    if out_path is not None:
-        if last is not None and isinstance(last.get("model"), dict):
-            out = {key: v for key, v in last.items() if key != "model" and key not in _TRAINING_ONLY}
-            out["model"] = averaged
-            out["averaged_from"] = [str(p) for p in paths]
-        else:
-            out = averaged
-        atomic_torch_save(out, out_path)  # chapter 07: temp file + os.replace
-    return averaged
-
-# %% ../nbs/08_decoding.ipynb #cbb0cea2
-def last_checkpoints(
-    out_dir: str | Path,  # a run directory (with checkpoints/step_*.pt) or the checkpoints directory itself
-    k: int = 5,  # how many: 5 for the paper's base model, 20 for the big one
-) -> list[Path]:  # the last k checkpoints, oldest first
-    "The checkpoints of the last k steps of a run, by the step number in their names (step_000100.pt)."
-    k = _check_int(k, "k", 1)
-    out_dir = Path(out_dir)
-    folder = out_dir / "checkpoints" if (out_dir / "checkpoints").is_dir() else out_dir
-    if not folder.is_dir():
-        raise FileNotFoundError(f"no such run or checkpoints directory: {out_dir}")
-    found = list_checkpoints(folder)  # chapter 07c: by the step in their names, oldest first
-    if not found:
-        raise FileNotFoundError(f"no checkpoints (step_*.pt) in {folder}")
-    if len(found) < k:
-        warnings.warn(f"asked for the last {k} checkpoints, but {folder} has only {len(found)}")
-    return found[-k:]
+    return (ids, [hyps[:k] for hyps in finished]) if return_hypotheses else ids

@@ -5,39 +5,13 @@
 # %% ../nbs/02_masking.ipynb #f059147c
 from __future__ import annotations
 
-import operator
-
 import torch
 from torch import Tensor
 
+from .checks import check_int, check_token_ids
+
 # %% auto #0
 __all__ = ['padding_mask', 'causal_mask', 'target_mask']
-
-# %% ../nbs/02_masking.ipynb #29c1de43
-def _check_tokens(tokens, name: str) -> None:
-    "Raise a clear error unless `tokens` is a 2-D `(batch, seq)` integer tensor with seq >= 1."
-    if not isinstance(tokens, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(tokens).__name__}")
-    if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
-        raise TypeError(f"{name} must be an integer tensor of token ids, got {tokens.dtype}")
-    if tokens.dim() != 2:
-        raise ValueError(f"{name} must be 2-D (batch, seq), got shape {tuple(tokens.shape)}")
-    if tokens.size(1) < 1:
-        raise ValueError(f"{name} has no positions (shape {tuple(tokens.shape)}); "
-                         "a sequence needs at least one token")
-
-
-def _check_int(value, what: str, minimum: int | None = None) -> int:
-    "`value` as a Python int (any integer type, e.g. numpy's, is fine; bool and float are not), >= `minimum` if given."
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an int, got bool")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, got {type(value).__name__}") from None
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{what} must be >= {minimum}, got {value}")
-    return value
 
 # %% ../nbs/02_masking.ipynb #7324208a
 def padding_mask(
@@ -45,8 +19,8 @@ def padding_mask(
     pad: int,  # id of the padding token
 ) -> Tensor:  # bool (batch, 1, seq): True where the *key* is a real token
     "Key padding mask: every query may attend to every non-padding key."
-    _check_tokens(tokens, "tokens")
-    pad = _check_int(pad, "pad (the padding token id)")
+    check_token_ids(tokens, "tokens", batch=True)
+    pad = check_int(pad, "pad (the padding token id)")
     # (batch, seq) -> (batch, 1, seq): one row that broadcasts over all query positions
     return (tokens != pad).unsqueeze(-2)
 
@@ -56,7 +30,7 @@ def causal_mask(
     device: torch.device | str | None = None,  # where to create the mask
 ) -> Tensor:  # bool (1, size, size): True on and below the diagonal
     "Causal (subsequent) mask: query position i may attend to key positions j <= i."
-    size = _check_int(size, "size")
+    size = check_int(size, "size")
     if size < 1:
         raise ValueError(f"size must be >= 1, got {size}")
     # allowed[i, j] = (j <= i): the lower triangle, diagonal included
@@ -68,6 +42,6 @@ def target_mask(
     pad: int,  # id of the padding token
 ) -> Tensor:  # bool (batch, seq, seq): True where key j <= query i and key j is not padding
     "Decoder self-attention mask: the padding mask AND the causal mask."
-    _check_tokens(tgt, "tgt")
+    check_token_ids(tgt, "tgt", batch=True)
     # (batch, 1, seq) & (1, seq, seq) -> (batch, seq, seq)
     return padding_mask(tgt, pad) & causal_mask(tgt.size(1), device=tgt.device)

@@ -25,7 +25,7 @@ from .masking import causal_mask, padding_mask
 from .model import Generator, init_weights, make_model_from_config
 from .multihead import MultiHeadAttention
 from .sublayers import AddAndNorm
-from .translate import _bleu_chrf, score_translations
+from .translate import bleu_and_chrf, score_translations
 
 # %% auto #0
 __all__ = ['PITFALLS', 'Mutation', 'Pitfall', 'PytestRun', 'book_folder', 'run_test', 'Check', 'check']
@@ -301,7 +301,7 @@ PITFALLS["bleu_swapped"] = Pitfall(
 # %% ../nbs/11_pitfalls.ipynb #8342a18b
 PITFALLS["bleu_lowercase"] = Pitfall(
     "BLEU on lowercased text",
-    Mutation(_bleu_chrf, ("return BLEU(trg_lang=", "return BLEU(lowercase=True, trg_lang=")),
+    Mutation(bleu_and_chrf, ("return BLEU(trg_lang=", "return BLEU(lowercase=True, trg_lang=")),
     "tests/test_translate.py::test_bleu_is_case_sensitive_on_detokenized_text",
     chapter="09b_translate",
     reports=("https://github.com/harvardnlp/annotated-transformer/issues/51",

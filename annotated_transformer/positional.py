@@ -10,7 +10,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .masking import _check_int  # int arguments: a clear error for bool/float/too small
+from .checks import check_int  # int arguments: a clear error for bool/float/too small
 
 # %% auto #0
 __all__ = ['sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding']
@@ -23,8 +23,8 @@ def sinusoidal_encoding(
     dtype: torch.dtype = torch.float32,  # dtype of the result (computed in float64, then cast)
 ) -> Tensor:  # (max_positions, d_model): PE[pos, 2i] = sin(pos * w_i), PE[pos, 2i+1] = cos(pos * w_i)
     "The sinusoidal positional encoding table of §3.5."
-    max_positions = _check_int(max_positions, "max_positions", minimum=1)
-    d_model = _check_int(d_model, "d_model", minimum=1)
+    max_positions = check_int(max_positions, "max_positions", minimum=1)
+    d_model = check_int(d_model, "d_model", minimum=1)
     if d_model % 2:
         raise ValueError(f"d_model must be even for sinusoidal encoding, got {d_model}")
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
@@ -52,7 +52,7 @@ def _check_input(x, d_model: int, max_positions: int, offset) -> int:
         raise ValueError(f"x must be (batch, seq, d_model), got shape {tuple(x.shape)}")
     if x.size(-1) != d_model:
         raise ValueError(f"x has last dimension {x.size(-1)}, expected d_model={d_model}")
-    offset = _check_int(offset, "offset", minimum=0)
+    offset = check_int(offset, "offset", minimum=0)
     seq = x.size(1)
     if offset + seq > max_positions:
         if offset == 0:
@@ -72,7 +72,7 @@ class PositionalEncoding(nn.Module):
         max_positions: int = 5000,  # longest sequence the table covers
     ):
         super().__init__()
-        self.d_model, self.max_positions = _check_int(d_model, "d_model", minimum=1), _check_int(max_positions, "max_positions", minimum=1)
+        self.d_model, self.max_positions = check_int(d_model, "d_model", minimum=1), check_int(max_positions, "max_positions", minimum=1)
         self.dropout = nn.Dropout(dropout)
         # (1, max_positions, d_model); not saved in state_dict: it is a function of (max_positions, d_model).
         # In the default dtype, as nn.Linear's weights: a model built under float64 gets a float64 table.
@@ -102,7 +102,7 @@ class LearnedPositionalEncoding(nn.Module):
         max_positions: int = 5000,  # number of positions with a learned vector
     ):
         super().__init__()
-        self.d_model, self.max_positions = _check_int(d_model, "d_model", minimum=1), _check_int(max_positions, "max_positions", minimum=1)
+        self.d_model, self.max_positions = check_int(d_model, "d_model", minimum=1), check_int(max_positions, "max_positions", minimum=1)
         self.embedding = nn.Embedding(max_positions, d_model)  # row p = the vector of position p
         self.dropout = nn.Dropout(dropout)
 

@@ -9,19 +9,17 @@ import io
 import json
 import os
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import sentencepiece as spm
 from fastcore.basics import patch
 
-from .batching import BOS, EOS, PAD, UNK  # the special ids (chapter 06b)
-from .data import _HAS_HAN, ParallelCorpus, Pair, load_corpus, normalize_text
+from .batching import BOS, EOS, PAD, UNK, DataBundle, register_data  # chapter 06b
+from .data import HAS_HAN, ParallelCorpus, Pair, corpus_loader, load_corpus, normalize_text
 
 # %% auto #0
-__all__ = ['TOKENIZER_FILE', 'CORPUS_FILE', 'Tokenizer', 'train_tokenizer', 'EncodedPairs', 'encode_pairs', 'DataBundle',
-           'corpus_data']
+__all__ = ['TOKENIZER_FILE', 'CORPUS_FILE', 'Tokenizer', 'train_tokenizer', 'EncodedPairs', 'encode_pairs', 'corpus_data']
 
 # %% ../nbs/09a2_subwords.ipynb #9e9f648c
 _SPECIAL_PIECES = {PAD: "<pad>", BOS: "<s>", EOS: "</s>", UNK: "<unk>"}
@@ -133,7 +131,7 @@ def load(cls: Tokenizer, path: str | os.PathLike) -> "Tokenizer":
 # %% ../nbs/09a2_subwords.ipynb #5b3d856f
 def _cjk_share(texts: Sequence[str]) -> float:
     chars = sum(len(t) - t.count(" ") for t in texts)
-    return sum(len(_HAS_HAN.findall(t)) for t in texts) / max(chars, 1)
+    return sum(len(HAS_HAN.findall(t)) for t in texts) / max(chars, 1)
 
 
 def train_tokenizer(data: "ParallelCorpus | Iterable[str] | Iterable[Pair]",  # a corpus: its train split
@@ -234,20 +232,6 @@ def encode_pairs(pairs: Iterable[Pair],  # (source, target) strings
                       f"max_subwords={max_subwords} ids", stacklevel=2)
     return EncodedPairs(kept, skipped, max_subwords)
 
-# %% ../nbs/09a2_subwords.ipynb #766772c2
-@dataclass
-class DataBundle:
-    "What a data builder returns: token-id pairs for training and evaluation, and the vocabulary facts."
-    train: Sequence[tuple[Sequence[int], Sequence[int]]]  # training pairs, no special tokens
-    dev: Sequence[tuple[Sequence[int], Sequence[int]]]  # held-out pairs (may be empty)
-    src_vocab: int  # source vocabulary size (special ids included)
-    tgt_vocab: int  # target vocabulary size
-    pad: int = PAD
-    bos: int = BOS
-    eos: int = EOS
-    meta: dict = field(default_factory=dict)  # JSON-able facts for later use (e.g. a tokenizer file); saved in config.json
-    files: dict = field(default_factory=dict)  # file name -> bytes or str, written into the run directory (e.g. the tokenizer)
-
 # %% ../nbs/09a2_subwords.ipynb #418c5769
 TOKENIZER_FILE, CORPUS_FILE = "tokenizer.model", "corpus.json"  # what the corpus builder writes into a run directory
 _BUILDER_OPTIONS = {  # data options of the corpus builder that are not passed on to load_corpus
@@ -261,7 +245,7 @@ _BUILDER_OPTIONS = {  # data options of the corpus builder that are not passed o
 
 
 def corpus_data(
-    cfg: Any,  # chapter 07's TrainConfig: this reads its data_options and threads
+    cfg: Any,  # chapter 07a's TrainConfig: this reads its data_options and threads
 ) -> DataBundle:
     "Data builder `--data corpus`: load a corpus, train a joint subword vocabulary on its train split, encode."
     options = {**_BUILDER_OPTIONS, **cfg.data_options}
@@ -288,7 +272,7 @@ def corpus_data(
         dev = encode_pairs(corpus.dev, tokenizer, max_subwords=max_subwords)
     if not train:
         raise ValueError(f"every training pair is longer than max_subwords={max_subwords} subwords: raise max_subwords")
-    meta = {"spec": spec, "corpus": corpus.name, "src_lang": corpus.src_lang, "tgt_lang": corpus.tgt_lang,
+    meta = {"spec": spec, "loader": corpus_loader(spec), "corpus": corpus.name, "src_lang": corpus.src_lang, "tgt_lang": corpus.tgt_lang,
             "load_options": load_options, "sizes": corpus.sizes, "vocab_size": tokenizer.vocab_size,
             "model_type": model_type, "max_subwords": max_subwords, "tokenizer": TOKENIZER_FILE,
             "train_pairs_used": len(train), "train_pairs_too_long": train.n_skipped,
@@ -298,3 +282,6 @@ def corpus_data(
              CORPUS_FILE: json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n"}
     V = tokenizer.vocab_size
     return DataBundle(train, dev, V, V, pad=PAD, bos=BOS, eos=EOS, meta=meta, files=files)
+
+
+register_data("corpus", corpus_data)  # annotated-transformer train --data corpus

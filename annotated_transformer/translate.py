@@ -11,7 +11,6 @@ import math
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -19,20 +18,19 @@ import torch
 from fastcore.basics import patch
 
 from .batching import BOS, EOS, PAD
-from .cli import _one_line_warnings
-from .data import join_cjk, load_corpus
+from .checks import one_line_warnings
+from .data import join_cjk, load_corpus, register_corpus_from
 from .subwords import CORPUS_FILE, TOKENIZER_FILE, Tokenizer
-from .checkpoint import find_checkpoint, load_checkpoint
-from .decoding import average_checkpoints, beam_search, greedy_decode, last_checkpoints
+from .checkpoint import load_model, model_checkpoints
+from .decoding import beam_search, greedy_decode
 from .masking import padding_mask
-from .model import EncoderDecoder
+from .model import TO_OURS, EncoderDecoder, model_config_dict
 from .multihead import keep_attention_weights
-from .torch_compare import TorchTransformer, torch_to_ours
-from .training import build_model, pick_device
+from .train_config import pick_device
 
 # %% auto #0
-__all__ = ['run_dir_of', 'Translator', 'score_translations', 'format_scores', 'evaluate_translator', 'translate_main',
-           'evaluate_main']
+__all__ = ['run_dir_of', 'Translator', 'bleu_and_chrf', 'score_translations', 'format_scores', 'evaluate_translator',
+           'translate_main', 'evaluate_main']
 
 # %% ../nbs/09b_translate.ipynb #b80171ee
 def run_dir_of(path: str | os.PathLike) -> Path:
@@ -41,31 +39,6 @@ def run_dir_of(path: str | os.PathLike) -> Path:
     if path.is_file():
         return path.parent.parent if path.parent.name == "checkpoints" else path.parent
     return path
-
-
-def _load_weights(path: Path, avg: int) -> tuple[dict, dict, list[Path]]:
-    "(model_config, state dict, checkpoints used): the newest checkpoint, or the average of the last `avg`."
-    if not path.exists():
-        raise FileNotFoundError(f"no such run directory or checkpoint: {path}")
-    if avg < 1:
-        raise ValueError(f"avg must be >= 1, got {avg}")
-    if avg == 1:
-        ckpts = [find_checkpoint(path)]
-        ckpt = load_checkpoint(ckpts[0])
-        state = ckpt["model"]
-    else:
-        if path.is_file():
-            raise ValueError(f"averaging the last {avg} checkpoints needs a run directory, got the file {path}")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # too few checkpoints: an error below, not a warning
-            ckpts = last_checkpoints(path, avg)
-        if len(ckpts) < avg:
-            raise ValueError(f"asked to average the last {avg} checkpoints, but {path} has only {len(ckpts)}")
-        state = average_checkpoints(ckpts)
-        ckpt = load_checkpoint(ckpts[-1])
-    if not isinstance(ckpt.get("model_config"), dict):
-        raise ValueError(f"{ckpts[-1]} holds no model_config: it cannot be rebuilt")
-    return ckpt["model_config"], state, ckpts
 
 # %% ../nbs/09b_translate.ipynb #d71f6a66
 class Translator:
@@ -81,13 +54,15 @@ class Translator:
                                # with the KV cache); False: decode with nn.Transformer itself (no cache: slower)
     ):
         path = Path(path)
-        config, state, self.checkpoints = _load_weights(path, avg)
+        self.checkpoints = model_checkpoints(path, avg)  # the newest checkpoint, or the last `avg` to average
         self.run_dir, self.avg = run_dir_of(path), avg
         tok_path = Path(tokenizer) if tokenizer is not None else self.run_dir / TOKENIZER_FILE
         if not tok_path.is_file():
             raise FileNotFoundError(f"{tok_path}: no tokenizer. Runs trained with `--data corpus` save it there; "
                                     "for other runs pass the tokenizer file (--tokenizer FILE)")
         self.tokenizer = Tokenizer.load(tok_path)
+        model = load_model(self.checkpoints)  # chapter 06d: each file read once, the weights averaged
+        config = model_config_dict(model)
         for side in ("src_vocab", "tgt_vocab"):
             if config[side] != self.tokenizer.vocab_size:
                 raise ValueError(f"the model's {side}={config[side]} does not match the tokenizer's vocabulary of "
@@ -98,15 +73,10 @@ class Translator:
         except ValueError as e:  # not JSON, or not UTF-8
             raise ValueError(f"{corpus_file} is damaged: {e}") from None
         self.device = pick_device(None if device == "auto" else device)
-        try:
-            self.model = build_model(config)
-            self.model.load_state_dict(state)
-        except (TypeError, RuntimeError) as e:
-            raise ValueError(f"damaged or not a checkpoint: {self.checkpoints[-1]} (its weights do not fit its "
-                             f"model_config: {str(e).strip().splitlines()[0]})") from None
-        if convert and isinstance(self.model, TorchTransformer) and not config.get("norm_first"):
-            self.model = torch_to_ours(self.model)
-        self.model.to(self.device).eval()
+        to_ours = TO_OURS.get(config.get("arch", "ours"))  # e.g. --arch torch: the appendix registers the copy
+        if convert and to_ours is not None and not config.get("norm_first"):
+            model = to_ours(model)
+        self.model = model.to(self.device).eval()
         self.model_config = config
         self.use_cache = isinstance(self.model, EncoderDecoder)  # the KV cache of chapter 8 knows our layers only
 
@@ -161,7 +131,7 @@ def translate(
     budget = max_tokens if greedy else max(1, max_tokens // beam_size)
     for chunk in self._batches(order, [len(x) for x in ids], batch_size, budget):
         width = 1 + max(len(ids[i]) for i in chunk)
-        # each source: its subword ids, then EOS, then PAD (as in training, chapter 7's make_batch)
+        # each source: its subword ids, then EOS, then PAD (as in training, chapter 06b's make_batch)
         src = torch.tensor([ids[i] + [EOS] + [PAD] * (width - 1 - len(ids[i])) for i in chunk],
                            dtype=torch.long, device=self.device)
         src_mask = padding_mask(src, PAD)
@@ -211,7 +181,7 @@ def attention_maps(
             **{name: [[round(float(v), 4) for v in row] for row in w.tolist()] for name, w in maps.items()}}
 
 # %% ../nbs/09b_translate.ipynb #98903e55
-def _bleu_chrf(tgt_lang: str | None = None):
+def bleu_and_chrf(tgt_lang: str | None = None):
     from sacrebleu.metrics import BLEU, CHRF  # imported when needed: the training code does not need sacrebleu
     # BLEU's tokenizer: 13a, except for Chinese/Japanese/Korean targets (sacrebleu picks zh/ja-mecab/ko-mecab)
     return BLEU(trg_lang=tgt_lang if tgt_lang in ("zh", "ja", "ko") else ""), CHRF()
@@ -227,7 +197,7 @@ def score_translations(
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references: they must pair up line by line")
     if not references:
         raise ValueError("nothing to score: no sentences")
-    bleu, chrf = _bleu_chrf(tgt_lang)
+    bleu, chrf = bleu_and_chrf(tgt_lang)
     b = bleu.corpus_score(list(hypotheses), [list(references)])
     c = chrf.corpus_score(list(hypotheses), [list(references)])
     return {"bleu": {"score": b.score, "signature": str(bleu.get_signature()), "text": str(b)},
@@ -254,6 +224,7 @@ def evaluate_translator(
     if not meta.get("spec"):
         raise ValueError(f"{translator.run_dir / CORPUS_FILE} is missing: evaluate needs a run trained with "
                          "--data corpus (or score files with --hyp/--ref)")
+    register_corpus_from(meta["spec"], meta.get("loader"))  # a kind its training process registered at run time
     corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
     pairs = corpus.split(split)
     if limit is not None:
@@ -345,7 +316,7 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
     "`annotated-transformer translate`: translate sentences, one per line, with a trained run."
     p = argparse.ArgumentParser(prog="annotated-transformer translate",
                                 description="Translate sentences (one per line) with a model trained by "
-                                            "`annotated-transformer train --data corpus` (chapter 9).")
+                                            "`annotated-transformer train --data corpus` (chapter 09a2).")
     p.add_argument("--model", type=Path, required=True, metavar="OUT",
                    help="run directory (its newest checkpoint) or a checkpoint file")
     p.add_argument("--input", type=Path, metavar="FILE", help="sentences to translate (default: standard input)")
@@ -353,7 +324,7 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
     _common_options(p)
     args = p.parse_args(argv)
     try:
-        with _one_line_warnings(p.prog):
+        with one_line_warnings(p.prog):
             _check_options(args)
             lines = _read_text_lines(args.input) if args.input is not None else None  # a file: read it first
             translator = _translator(args)
@@ -409,7 +380,7 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"unknown split {args.split!r}: choose test or dev")
             split = "dev" if args.split in ("valid", "validation") else args.split
             translator = _translator(args)
-            with _one_line_warnings(p.prog):
+            with one_line_warnings(p.prog):
                 record = {"model": str(args.model), **evaluate_translator(
                     translator, split, args.limit, args.greedy, args.beam, args.alpha, args.batch_size, args.samples)}
     except (FileNotFoundError, ValueError, ModuleNotFoundError) as e:  # (a missing extra: its install command)

@@ -28,7 +28,7 @@ import sys
 from torch import nn
 
 import annotated_transformer.model as M
-import annotated_transformer.training as T
+import annotated_transformer.loss as L
 from annotated_transformer.cli import main
 from annotated_transformer.multihead import MultiHeadAttention
 
@@ -49,20 +49,20 @@ def patch(variant: str) -> None:
     elif variant == "final_norm":
         M._final_norm = lambda layer: nn.LayerNorm(layer.d_model, eps=layer.sublayer[0].norm.eps)
     elif variant == "no_generator_bias":
-        build = T.make_model_from_config
+        build = M.ARCHS["ours"]
 
         def without_bias(config):
             model = build(config)
             model.generator.proj.register_parameter("bias", None)
             return model
-        T.make_model_from_config = without_bias
+        M.ARCHS["ours"] = without_bias  # what build_model (and so the train command) calls for --arch ours
     elif variant == "torch_ce":
         def forward(self, log_probs, target):  # reduction="sum", as Seq2SeqLoss uses it
             eps, V = self.smoothing, self.vocab_size
             logp, y = log_probs.reshape(-1, V), target.reshape(-1)
             loss = -(1 - eps) * logp.gather(1, y.unsqueeze(1)).squeeze(1) - eps / V * logp.sum(1)
             return loss.masked_fill(y == self.pad_idx, 0.0).sum()
-        T.LabelSmoothingLoss.forward = forward
+        L.LabelSmoothingLoss.forward = forward
     elif variant != "none":
         raise SystemExit(f"ablate_model.py: unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
 

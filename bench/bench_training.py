@@ -37,7 +37,8 @@ from annotated_transformer.model import make_model  # noqa: E402
 from annotated_transformer.positional import sinusoidal_encoding  # noqa: E402
 from annotated_transformer.torch_compare import PEAK_FLOPS, counted_step_flops, training_flops  # noqa: E402
 from annotated_transformer.batching import TokenBatchSampler, make_batch  # noqa: E402
-from annotated_transformer.training import LabelSmoothingLoss, autocast_context, make_optimizer  # noqa: E402
+from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer
+from annotated_transformer.train_config import autocast_context
 
 SIZES = {  # model sizes and batch budgets
     "small": dict(N=2, d_model=256, h=4, d_ff=1024, vocab=8000, max_tokens=1500),

@@ -22,7 +22,9 @@ import torch
 from torch import nn
 torch.set_num_threads(1)
 from annotated_transformer.model import TransformerConfig
-from annotated_transformer.training import TrainConfig, Trainer, build_model
+from annotated_transformer.train_config import TrainConfig
+from annotated_transformer.trainer import Trainer
+from annotated_transformer.model import build_model
 from annotated_transformer.subwords import corpus_data
 from annotated_transformer.multihead import MultiHeadAttention
 

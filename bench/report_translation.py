@@ -76,8 +76,8 @@ def recipe_differences(args: str, train: dict) -> dict:
     """Where the training settings of `annotated-transformer train ARGS --seed S` differ from a recorded run's
     (`train`: its settings as recorded, S its seed), data options compared as `display_command` shows them and
     the logging interval left out: {setting: (ARGS, recorded)}. Empty: the command reproduces the run."""
-    from annotated_transformer.train import build_parser, resolve_config
-    from annotated_transformer.training import TrainConfig
+    from annotated_transformer.train_command import build_parser, resolve_config
+    from annotated_transformer.train_config import TrainConfig
     mine = resolve_config(build_parser().parse_args(shlex.split(args) + ["--seed", str(train["seed"])]))[0].to_dict()
     ran = TrainConfig.from_dict(train, source="a results file").to_dict()
     for config in (mine, ran):

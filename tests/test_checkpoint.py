@@ -10,10 +10,9 @@ import time
 import pytest
 import torch
 
-from annotated_transformer.checkpoint import (LOCK_FILE, RunLock, RunLocked, RunWriteError, StopSignals, Stopped,
-                                              append_line, atomic_torch_save, atomic_write_bytes, exit_status,
-                                              format_size, load_checkpoint, parse_size, save_checkpoint)
-from annotated_transformer.training import load_model
+from annotated_transformer.runs import exit_status, format_size, LOCK_FILE, parse_size, RunLock, RunLocked, Stopped, StopSignals
+from annotated_transformer.checkpoint import append_line, atomic_torch_save, atomic_write_bytes, load_checkpoint, RunWriteError, save_checkpoint
+from annotated_transformer.checkpoint import load_model
 
 
 class _Payload:

@@ -4,7 +4,8 @@ from types import SimpleNamespace
 import pytest
 
 from annotated_transformer.copytask import copy_data, copy_task_pairs
-from annotated_transformer.training import TrainConfig, get_data_builder
+from annotated_transformer.train_config import TrainConfig
+from annotated_transformer.batching import get_data_builder
 
 
 def test_copy_task_pairs():
@@ -19,8 +20,10 @@ def test_copy_task_pairs():
 
 def test_copy_data_is_the_registered_copy_builder_and_keeps_dev_unseen():
     assert get_data_builder("copy") is copy_data
-    cfg = TrainConfig(copy_train_size=200, copy_dev_size=30, copy_vocab=9, copy_len=5, seed=3)
+    options = {"train_size": 200, "dev_size": 30, "vocab": 9, "max_length": 5}
+    cfg = TrainConfig(data_options=options, seed=3)
     data = copy_data(cfg)
     assert (len(data.train), len(data.dev), data.src_vocab, data.tgt_vocab) == (200, 30, 9, 9)
     assert not {tuple(s) for s, _ in data.dev} & {tuple(s) for s, _ in data.train}
-    assert copy_data(SimpleNamespace(copy_train_size=200, copy_dev_size=30, copy_vocab=9, copy_len=5, seed=3)).train == data.train
+    assert copy_data(SimpleNamespace(data_options=options, seed=3)).train == data.train
+    assert max(len(s) for s, _ in data.train) == 5

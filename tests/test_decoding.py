@@ -15,16 +15,8 @@ import os
 import pytest
 import torch
 
-from annotated_transformer.decoding import (
-    Hypothesis,
-    IncrementalDecoder,
-    average_checkpoints,
-    beam_search,
-    beam_step,
-    gnmt_length_penalty,
-    greedy_decode,
-    last_checkpoints,
-)
+from annotated_transformer.decoding import beam_search, beam_step, gnmt_length_penalty, greedy_decode, Hypothesis, IncrementalDecoder
+from annotated_transformer.checkpoint import average_checkpoints, last_checkpoints
 from annotated_transformer.masking import causal_mask, padding_mask
 from annotated_transformer.model import make_model
 from annotated_transformer.positional import LearnedPositionalEncoding
@@ -513,7 +505,7 @@ def test_written_average_keeps_the_training_format(tmp_path):
     m = make_model(**saved["model_config"])
     m.load_state_dict(saved["model"])  # loads strictly
     try:  # chapter 07's loader, when it is there
-        from annotated_transformer.training import load_model
+        from annotated_transformer.checkpoint import load_model
     except ImportError:
         return
     loaded = load_model(tmp_path / "out" / "avg.pt", device="cpu")

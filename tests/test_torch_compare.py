@@ -26,7 +26,7 @@ def test_torch_to_ours_computes_the_same_function():
 
 def test_same_weights_same_training_step():
     "With the same weights (and no dropout), our model and nn.Transformer compute the same loss and gradients."
-    from annotated_transformer.training import LabelSmoothingLoss, Seq2SeqLoss  # the training step under test
+    from annotated_transformer.loss import LabelSmoothingLoss, Seq2SeqLoss
     torch.manual_seed(1)
     theirs = TorchTransformer(40, 40, N=2, d_model=32, d_ff=64, h=4, dropout=0.0, share_embeddings=True).double()
     ours = torch_to_ours(theirs).train()
@@ -67,7 +67,7 @@ def test_training_flops_counts_the_weight_matrices():
 def test_training_flops_equals_pytorchs_flop_counter(share, lengths):
     "FlopCounterMode (PyTorch's) counts exactly what training_flops estimates, given the padded shapes."
     from annotated_transformer.torch_compare import counted_step_flops
-    from annotated_transformer.training import LabelSmoothingLoss
+    from annotated_transformer.loss import LabelSmoothingLoss
     torch.manual_seed(0)
     mc = dict(src_vocab=300, tgt_vocab=300, N=2, d_model=32, d_ff=96, h=4, dropout=0.0, share_embeddings=share)
     model = make_model(**mc)

@@ -1,4 +1,4 @@
-"""Tests for annotated_transformer.training (chapter 7): label smoothing, schedule, the training
+"""Tests for the training rooms (chapters 07, 07a, 07b: loss, train_config, trainer): label smoothing, schedule, the training
 loop, exact resume, DDP equivalence on CPU, and the copy task."""
 import dataclasses
 import math
@@ -11,16 +11,22 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from annotated_transformer.batching import EOS, PAD, make_batch
+from annotated_transformer.batching import EOS, PAD, get_data_builder, make_batch
 from annotated_transformer.checkpoint import checkpoint_path, find_checkpoint, list_checkpoints
 from annotated_transformer.model import TransformerConfig, make_model, make_model_from_config
 from torch import nn
 from annotated_transformer.copytask import copy_accuracy, copy_task_pairs, greedy_decode_simple, strip_special
-from annotated_transformer.training import (ARCHS, LabelSmoothingLoss, Trainer, TrainConfig, build_model, load_model,
-                                            make_optimizer, model_config_dict, rate)
+from annotated_transformer.model import ARCHS, build_model, model_config_dict
+from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer, rate
+from annotated_transformer.trainer import Trainer
+from annotated_transformer.train_config import TrainConfig
+from annotated_transformer.checkpoint import load_model
 
 
 # (one torch thread per worker: tests/conftest.py)
+
+
+COPY_VOCAB, COPY_LEN = 11, 8  # the copy task of these tests
 
 
 def small_cfg(**overrides) -> TrainConfig:
@@ -29,7 +35,7 @@ def small_cfg(**overrides) -> TrainConfig:
     model = dict(N=1, d_model=32, h=2, d_ff=64, dropout=0.1, share_embeddings=True)
     model.update({k: v for k, v in overrides.items() if k in model_fields})
     base = dict(warmup=20, max_tokens=200, steps=6, log_every=1, eval_every=0, checkpoint_every=0, device="cpu",
-                progress=False, copy_vocab=11, copy_len=8)
+                progress=False)
     base.update({k: v for k, v in overrides.items() if k not in model_fields})
     return TrainConfig(model=TransformerConfig(**model), **base)
 
@@ -37,9 +43,9 @@ def small_cfg(**overrides) -> TrainConfig:
 def small_trainer(seed=0, pairs=None, dtype=torch.float32, out_dir=None, **overrides) -> Trainer:
     cfg = small_cfg(**overrides)
     torch.manual_seed(seed)
-    mc = dataclasses.replace(cfg.model, src_vocab=cfg.copy_vocab, tgt_vocab=cfg.copy_vocab)
+    mc = dataclasses.replace(cfg.model, src_vocab=COPY_VOCAB, tgt_vocab=COPY_VOCAB)
     model = make_model_from_config(mc).to(dtype)
-    pairs = copy_task_pairs(300, cfg.copy_vocab, cfg.copy_len, seed=0) if pairs is None else pairs
+    pairs = copy_task_pairs(300, COPY_VOCAB, COPY_LEN, seed=0) if pairs is None else pairs
     return Trainer(model, pairs, cfg, out_dir=out_dir)
 
 
@@ -139,11 +145,24 @@ def test_rate_errors_and_lambda_lr_uses_update_number():
     ({"model": {"dropout": 1.5}}, r"dropout must be in \[0, 1\), got 1.5"),
     ({"label_smoothing": 1.5}, r"label_smoothing=1.5 must be in \[0, 1\)"),
     ({"amp": "fp8"}, "amp must be auto, bf16 or off"),
-    ({"copy_vocab": 3}, "copy_vocab >= 4"),
 ])
 def test_bad_configs_are_named(values, message):
     with pytest.raises(ValueError, match=message):
         TrainConfig.from_dict(values)
+
+
+def test_copy_task_settings_are_data_options_and_old_keys_still_load():
+    old = TrainConfig.from_dict({"copy_vocab": 9, "copy_len": 5, "copy_train_size": 50, "copy_dev_size": 5})
+    assert old.data == "copy" and old.data_options == {"vocab": 9, "max_length": 5, "train_size": 50, "dev_size": 5}
+    data = get_data_builder("copy")(old)
+    assert (data.src_vocab, len(data.train), len(data.dev)) == (9, 50, 5)
+    assert max(len(s) for s, _ in data.train) <= 5
+    corpus = TrainConfig.from_dict({"data": "corpus", "copy_vocab": 11, "data_options": {"spec": "tatoeba"}})
+    assert corpus.data_options == {"spec": "tatoeba"}  # a corpus run of before: its unused copy settings are dropped
+    with pytest.raises(ValueError, match="must be >= 4, got 3"):
+        get_data_builder("copy")(TrainConfig.from_dict({"copy_vocab": 3}))
+    with pytest.raises(ValueError, match="unknown data option 'len'"):
+        get_data_builder("copy")(TrainConfig(data_options={"len": 3}))
 
 
 def test_share_embeddings_needs_one_vocabulary():
@@ -361,3 +380,16 @@ def test_greedy_decode_simple(copy_model):
     assert out.size(1) <= 8
     short = greedy_decode_simple(model, b.src, b.src_mask, max_new_tokens=2)
     assert short.shape == (2, 2)  # stops at max_new_tokens
+
+
+def test_types_not_strings_a_new_optional_field_is_checked_and_gets_a_flag():
+    "validate and the train command's parser read the fields' types, so a field typed `str | None` just works."
+    from annotated_transformer.train_command import build_parser
+    Noted = dataclasses.make_dataclass("Noted", [("note", "str | None", dataclasses.field(default=None))],
+                                       bases=(TrainConfig,))
+    Noted.__module__ = TrainConfig.__module__  # its annotations are read where TrainConfig's are
+    assert Noted().validate().note is None and Noted(note="x").validate().note == "x"
+    with pytest.raises(ValueError, match=r"note must be of type str \| None, got 3"):
+        Noted(note=3).validate()
+    args = build_parser(Noted).parse_args(["--note", "hello", "--steps", "5"])
+    assert args.note == "hello" and args.steps == 5

@@ -2,6 +2,9 @@
 evaluate commands, the --arch torch option, and their error messages. Tiny models on tiny fixture files: no network,
 no large corpus."""
 import json
+import os
+import subprocess
+import sys
 import shutil
 import warnings
 from pathlib import Path
@@ -12,14 +15,19 @@ import torch
 from annotated_transformer.cli import main as cli
 from annotated_transformer.data import load_corpus, normalize_text
 from annotated_transformer.subwords import CORPUS_FILE, TOKENIZER_FILE, Tokenizer, corpus_data, train_tokenizer
-from annotated_transformer.decoding import average_checkpoints, greedy_decode
+from annotated_transformer.checkpoint import average_checkpoints
+from annotated_transformer.decoding import greedy_decode
 from annotated_transformer.masking import padding_mask
 from annotated_transformer.model import EncoderDecoder
 from annotated_transformer.torch_compare import TorchTransformer
-from annotated_transformer.train import train_main
+from annotated_transformer.train_command import train_main
 from annotated_transformer.batching import make_batch
-from annotated_transformer.training import DATA_BUILDERS, TrainConfig, build_model, load_model
+from annotated_transformer.batching import DATA_BUILDERS
+from annotated_transformer.train_config import TrainConfig
+from annotated_transformer.model import build_model
+from annotated_transformer.checkpoint import load_model
 from annotated_transformer.translate import Translator, score_translations
+from conftest import subprocess_env
 
 FIX = Path(__file__).parent / "fixtures"
 SPEC = f"tsv:{FIX / 'de_en_train.tsv'};{FIX / 'dev.tsv'};{FIX / 'test.tsv'}"
@@ -303,7 +311,7 @@ def test_printed_chinese_recipe_reads_the_manythings_file():
     "Chapter 09b's zh-en command, on a file a reader downloads in manythings.org's layout (english, chinese, attribution)."
     import shlex
     from annotated_transformer.subwords import _BUILDER_OPTIONS
-    from annotated_transformer.train import build_parser, resolve_config
+    from annotated_transformer.train_command import build_parser, resolve_config
     fixture = FIX / "eng_cmn_manythings.tsv"
     argv = [a.replace("spec=tatoeba:", f"spec=tatoeba:{fixture}") for a in _printed_recipe("tatoeba:")]
     assert any(a == f"spec=tatoeba:{fixture}" for a in argv)  # the printed command names the shipped pairs
@@ -321,3 +329,28 @@ def test_printed_chinese_recipe_reads_the_manythings_file():
     names = _printed_recipes()
     for args, spec in ((names["recipe"], "reference:bible-de-en"), (names["zh"], "reference:cmn-eng")):
         assert resolve_config(build_parser().parse_args(shlex.split(args)))[0].data_options["spec"] == spec
+
+
+def test_a_corpus_kind_registered_at_run_time_reaches_evaluate(tmp_path):
+    "A kind registered by the user's module trains in one process and evaluates in another that never imported it."
+    (tmp_path / "my_corpora.py").write_text(
+        "from annotated_transformer.data import load_corpus, register_corpus\n\n\n"
+        "def load_mine(arg, **kwargs):\n"
+        "    return load_corpus('tsv:' + arg, **kwargs)\n\n\n"
+        "register_corpus('mine', load_mine)\n", encoding="utf-8")
+    env = subprocess_env()
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(tmp_path)])
+    out = tmp_path / "run"
+    args = [a.replace("spec=tsv:", "spec=mine:") for a in TINY] + ["--steps", "2", "--out", str(out)]
+    script = "import sys, my_corpora\nfrom annotated_transformer.cli import main\nsys.exit(main(sys.argv[1:]))"
+    trained = subprocess.run([sys.executable, "-c", script, "train", *args], env=env, capture_output=True, text=True)
+    assert trained.returncode == 0, trained.stderr
+    assert json.loads((out / "corpus.json").read_text())["loader"] == "my_corpora:load_mine"
+    scored = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--model", str(out),
+                             "--split", "test", "--greedy"], env=env, capture_output=True, text=True)
+    assert scored.returncode == 0 and "BLEU = " in scored.stdout, scored.stderr
+    (tmp_path / "my_corpora.py").unlink()  # the loader is gone: one clear line naming it
+    gone = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--model", str(out),
+                           "--split", "test", "--greedy"], env=env, capture_output=True, text=True)
+    assert gone.returncode != 0 and "registered by my_corpora:load_mine" in gone.stderr, gone.stderr
+    assert "Traceback" not in gone.stderr
