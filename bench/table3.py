@@ -92,7 +92,7 @@ class Variant:
 _B_REASON = ("the package ties d_k = d_v = d_model/h (TransformerConfig has no separate key size), so a smaller "
              "d_k at the same d_model and h cannot be expressed without changing the model")
 VARIANTS = {v.name: v for v in [
-    Variant("base", "", "N 6, d_model 512, d_ff 2048, h 8, d_k 64, P_drop 0.1, eps_ls 0.1, sinusoids", {}),
+    Variant("base", "", "base model: N 6, d_model 512, d_ff 2048, h 8, d_k 64, P_drop 0.1, eps_ls 0.1, sinusoids", {}),
     Variant("A_h1", "A", "h 1, d_k = d_v 512", {"h": 1}),
     Variant("A_h4", "A", "h 4, d_k = d_v 128", {"h": 4}),
     Variant("A_h16", "A", "h 16, d_k = d_v 32", {"h": 16}),
@@ -110,8 +110,8 @@ VARIANTS = {v.name: v for v in [
     Variant("D_p2", "D", "P_drop 0.2", {"dropout": 0.2}),
     Variant("D_ls0", "D", "eps_ls 0.0", {"label_smoothing": 0.0}),
     Variant("D_ls2", "D", "eps_ls 0.2", {"label_smoothing": 0.2}),
-    Variant("E_learned", "E", "positional embedding instead of sinusoids", {"positional": "learned"}),
-    Variant("big", "big", "N 6, d_model 1024, d_ff 4096, h 16, P_drop 0.3, 300K steps", {}, reason=(
+    Variant("E_learned", "E", "learned positional embedding instead of sinusoids", {"positional": "learned"}),
+    Variant("big", "big", "big model: N 6, d_model 1024, d_ff 4096, h 16, P_drop 0.3, 300K steps", {}, reason=(
         "the paper's big model is a different recipe (300K steps on 8 P100 GPUs), quoted for reference only")),
 ]}
 
@@ -341,11 +341,14 @@ def table(records: list[dict]) -> list[dict]:
     the seeds run, and the mean and sample standard deviation over seeds of dev perplexity, greedy BLEU,
     beam 4 + average BLEU and wall time, and the parameters counted."""
     lines = []
+    scales = {r["scale"] for r in records}
+    same = duplicates(scales.pop()) if len(scales) == 1 and next(iter({r["scale"] for r in records})) in SCALES else {}
     for name in ROW_ORDER:
         runs = [r for r in records if r["variant"] == name]
         v = VARIANTS[name]
+        not_run = v.reason or ("" if runs else f"the same model as {same[name]} at this scale" if name in same else "not run")
         line = {"variant": name, "row": v.row, "change": v.paper, "paper": PAPER[name], "seeds": [r["seed"] for r in runs],
-                "not_run": v.reason or ("" if runs else "not run")}
+                "not_run": not_run}
         if runs:
             line["parameters"] = runs[0]["parameters"]
             line["settings"] = runs[0]["settings"]
@@ -368,19 +371,20 @@ def _fmt(ms, digits=1):
 
 def format_table(lines: list[dict]) -> str:
     "The table as text: the paper's numbers next to the miniature's (mean ± standard deviation over seeds)."
-    head = (f"{'row':4} {'paper: change':44} {'ppl':>5} {'BLEU':>5} {'M':>4} │ {'seeds':6} {'params':>9} "
-            f"{'dev ppl':>13} {'BLEU greedy':>12} {'BLEU beam+avg':>13} {'minutes':>10}")
+    head = (f"{'':4} {'paper: change':30} {'ppl':>5} {'BLEU':>5} {'M':>4} │ {'seeds':6} {'params':>9} "
+            f"{'dev ppl':>11} {'BLEU greedy':>11} {'BLEU beam':>11} {'minutes':>9}")
     out = [head, "─" * len(head)]
     for line in lines:
         p = line["paper"]
-        left = (f"{line['row'] or 'base':4} {line['change'][:44]:44} {p['ppl']:5.2f} {p['bleu']:5.1f} "
+        left = (f"{line['row'] or 'base':4} {line['change'][:30]:30} {p['ppl']:5.2f} {p['bleu']:5.1f} "
                 f"{p['params'] if p['params'] else '':>4} │ ")
         if "dev_ppl" in line:
-            right = (f"{','.join(map(str, line['seeds'])):6} {line['parameters']:9,d} {_fmt(line['dev_ppl'], 1):>13} "
-                     f"{_fmt(line['bleu_greedy'], 2):>12} {_fmt(line['bleu_beam'], 2):>13} {_fmt(line['minutes'], 1):>10}")
+            right = (f"{','.join(map(str, line['seeds'])):6} {line['parameters']:9,d} {_fmt(line['dev_ppl'], 1):>11} "
+                     f"{_fmt(line['bleu_greedy'], 2):>11} {_fmt(line['bleu_beam'], 2):>11} {_fmt(line['minutes'], 1):>9}")
         else:
-            right = "not run" + (": row B cannot be expressed (see the text)" if line["row"] == "B" else
-                                 ": quoted for reference" if line["row"] == "big" else "")
+            right = "not run" + (": cannot be expressed (see the text)" if line["row"] == "B" else
+                                 ": quoted for reference" if line["row"] == "big" else
+                                 f" ({line['not_run']})" if line["not_run"] != "not run" else "")
         out.append(left + right)
     return "\n".join(out)
 
@@ -401,17 +405,27 @@ def paper_direction(variant: str, metric: str) -> str:
     return "better" if a > b else "worse"
 
 
-def verdict(base_values: list[float], values: list[float], paper: str, lower_is_better: bool, z: float = 2.0) -> dict:
-    """Does the miniature's change (VALUES against BASE_VALUES, one number per seed) go the paper's way?
+def verdict(base_values, values, paper: str, lower_is_better: bool, z: float = 2.0) -> dict:
+    """Does the miniature's change (VALUES against BASE_VALUES) go the paper's way?
 
-    The difference of the means counts as real when it exceeds Z times its standard error (from the seeds' sample
-    standard deviations; with one seed on either side nothing can be told). Then: 'reproduces' when its
-    direction is the paper's, 'contradicts' when it is the opposite or when the paper saw no difference; a
-    difference within the noise 'reproduces' a paper's 'same', and otherwise 'within noise'."""
-    diff = statistics.mean(values) - statistics.mean(base_values)
-    if len(values) < 2 or len(base_values) < 2:
-        return {"diff": diff, "se": float("nan"), "direction": "?", "verdict": "too few seeds"}
-    se = math.sqrt(statistics.variance(values) / len(values) + statistics.variance(base_values) / len(base_values))
+    Values are lists (one number per seed) or {seed: number}. With two or more seeds in common the comparison is
+    paired: the variant and the base model of the same seed share the order of the batches and, where the shapes
+    agree, the initial weights, so the difference is taken seed by seed and its standard error is that of the mean
+    of those differences. Otherwise the means are compared, with the standard error from both spreads.
+    The difference counts as real when it exceeds Z standard errors. Then: 'reproduces' when its direction is
+    the paper's, 'contradicts' when it is the opposite or when the paper saw no difference; a difference within
+    the noise 'reproduces' a paper's 'same', and otherwise is 'within noise'. One seed on a side: 'too few seeds'."""
+    common = sorted(set(base_values) & set(values)) if isinstance(values, dict) and isinstance(base_values, dict) else []
+    if len(common) >= 2:
+        diffs = [values[s] - base_values[s] for s in common]
+        diff, se, paired = statistics.mean(diffs), statistics.stdev(diffs) / math.sqrt(len(diffs)), len(diffs)
+    else:
+        base_list = list(base_values.values()) if isinstance(base_values, dict) else list(base_values)
+        value_list = list(values.values()) if isinstance(values, dict) else list(values)
+        diff, paired = statistics.mean(value_list) - statistics.mean(base_list), 0
+        if len(value_list) < 2 or len(base_list) < 2:
+            return {"diff": diff, "se": float("nan"), "paired": 0, "direction": "?", "verdict": "too few seeds"}
+        se = math.sqrt(statistics.variance(value_list) / len(value_list) + statistics.variance(base_list) / len(base_list))
     if abs(diff) <= z * se:
         direction = "same"
     else:
@@ -420,11 +434,12 @@ def verdict(base_values: list[float], values: list[float], paper: str, lower_is_
         word = "reproduces" if paper == "same" else "within noise"
     else:
         word = "reproduces" if direction == paper else "contradicts"
-    return {"diff": diff, "se": se, "direction": direction, "verdict": word}
+    return {"diff": diff, "se": se, "paired": paired, "direction": direction, "verdict": word}
 
 
 def trends(records: list[dict]) -> list[dict]:
-    "For every variant run with the base: the paper's direction and the miniature's verdict, on dev ppl and BLEU."
+    """For every variant run with the base: the paper's direction and the miniature's verdict (paired by seed),
+    on dev perplexity, greedy BLEU and BLEU of beam 4 over averaged checkpoints."""
     base = [r for r in records if r["variant"] == "base"]
     out = []
     for name in ROW_ORDER[1:]:
@@ -435,20 +450,22 @@ def trends(records: list[dict]) -> list[dict]:
         for metric, get, lower in (("ppl", lambda r: r["dev_ppl"], True), ("bleu", lambda r: r["greedy"]["bleu"], False),
                                    ("bleu_beam", lambda r: r["beam4_avg5"]["bleu"], False)):
             paper = paper_direction(name, "ppl" if metric == "ppl" else "bleu")
-            line[metric] = {"paper": paper, **verdict([get(r) for r in base], [get(r) for r in runs], paper, lower)}
+            line[metric] = {"paper": paper, **verdict({r["seed"]: get(r) for r in base}, {r["seed"]: get(r) for r in runs},
+                                                      paper, lower)}
         out.append(line)
     return out
 
 
 def format_trends(lines: list[dict]) -> str:
-    head = (f"{'variant':10} {'paper: change':34} │ {'dev ppl: paper':>14} {'ours Δ ± se':>15} {'verdict':>13} │ "
-            f"{'BLEU: paper':>11} {'ours Δ ± se':>13} {'verdict':>13}")
+    "The verdicts as text: dev perplexity, and BLEU of beam 4 over averaged checkpoints (Δ: variant minus base)."
+    head = (f"{'variant':10} {'paper: change':30} │ {'ppl: paper':>10} {'ours: Δ ± se':>14} {'verdict':>12} │ "
+            f"{'BLEU: paper':>11} {'ours: Δ ± se':>13} {'verdict':>12}")
     out = [head, "─" * len(head)]
     for line in lines:
-        p, b = line["ppl"], line["bleu"]
-        out.append(f"{line['variant']:10} {line['change'][:34]:34} │ {p['paper']:>14} "
-                   f"{p['diff']:+7.1f} ± {p['se']:5.1f} {p['verdict']:>13} │ {b['paper']:>11} "
-                   f"{b['diff']:+5.2f} ± {b['se']:4.2f} {b['verdict']:>13}")
+        p, b = line["ppl"], line["bleu_beam"]
+        out.append(f"{line['variant']:10} {line['change'][:30]:30} │ {p['paper']:>10} "
+                   f"{p['diff']:+6.1f} ± {p['se']:5.1f} {p['verdict']:>12} │ {b['paper']:>11} "
+                   f"{b['diff']:+5.2f} ± {b['se']:4.2f} {b['verdict']:>12}")
     return "\n".join(out)
 
 

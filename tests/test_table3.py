@@ -98,7 +98,7 @@ def results(tmp_path):
                fake_record("A_h1", 0, 40.0, 3.0), fake_record("A_h1", 1, 41.0, 3.1),  # clearly worse: reproduces
                fake_record("D_p0", 0, 25.0, 6.0), fake_record("D_p0", 1, 24.0, 6.2),  # clearly better: contradicts
                fake_record("E_learned", 0, 29.0, 5.1), fake_record("E_learned", 1, 33.0, 4.9),  # paper: same
-               fake_record("C_d1024", 0, 30.5, 5.0), fake_record("C_d1024", 1, 31.5, 5.1),  # paper: better; noise
+               fake_record("C_d1024", 0, 30.5, 5.0), fake_record("C_d1024", 1, 30.0, 5.1),  # paper: better; noise
                fake_record("D_ls0", 0, 20.0, 6.0)]  # one seed: cannot tell
     for r in records:
         (tmp_path / f"{r['name']}.json").write_text(json.dumps(r))
@@ -135,7 +135,8 @@ def test_verdicts(results):
     assert found["E_learned"]["ppl"]["verdict"] == "reproduces"  # the paper saw no difference, nor do we
     assert found["C_d1024"]["ppl"]["verdict"] == "within noise"
     assert found["D_ls0"]["ppl"]["verdict"] == "too few seeds"
-    assert found["A_h1"]["ppl"]["diff"] == pytest.approx(9.5)
+    assert found["A_h1"]["ppl"]["diff"] == pytest.approx(10.0) and found["A_h1"]["ppl"]["paired"] == 2
+    assert found["D_p0"]["ppl"]["se"] == pytest.approx(1.0)  # paired by seed: differences -5 and -7
     # a clear difference where the paper saw none contradicts it
     assert t3.verdict([10, 10.1], [20, 20.1], "same", lower_is_better=True)["verdict"] == "contradicts"
 
@@ -161,3 +162,27 @@ def test_one_tiny_run_end_to_end(tmp_path, monkeypatch):
     assert record["commands"]["train"].startswith("annotated-transformer train") and "--seed 0" in record["commands"]["train"]
     assert not (tmp_path / "runs" / "tiny_A_h1_s0" / "checkpoints").exists()  # deleted after scoring
     assert t3.load_records(tmp_path / "results", "tiny")[0]["name"] == "tiny_A_h1_s0"
+
+
+# ---- the chapter's claims ---------------------------------------------------------------------------------------
+def chapter_claims() -> dict:
+    "The verdicts chapter 12's prose states, from its hidden `CLAIMS = {...}` cell: {(variant, metric): verdict}."
+    import ast
+    cells = json.loads((REPO / "nbs" / "12_variations.ipynb").read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and "CLAIMS = {" in source:
+            tree = ast.parse(source)
+            for node in tree.body:
+                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "CLAIMS":
+                    return ast.literal_eval(node.value)
+    raise AssertionError("chapter 12 has no CLAIMS cell")
+
+
+def test_the_chapters_claims_follow_from_the_recorded_runs():
+    "Every 'reproduces / contradicts / within noise' of chapter 12 is what the recorded runs give."
+    claims = chapter_claims()
+    found = {line["variant"]: line for line in t3.trends(t3.load_records(scale="mini"))}
+    assert len(claims) >= 8
+    for (variant, metric), word in claims.items():
+        assert found[variant][metric]["verdict"] == word, (variant, metric, found[variant][metric])
