@@ -43,76 +43,84 @@ GROUPS = {  # names a chapter can highlight -> boxes
     "probabilities": ["probabilities"],
 }
 
-# %% ../nbs/00_introduction.ipynb #9f52dc2e
+# %% ../nbs/00_introduction.ipynb #1399af27
+_X, _W, _H = {0: 1.9, 1: 5.1}, 2.2, 0.72  # column centres (encoder, decoder), box width and height
+_RED, _INK, _GREY = "#c0392b", "#111", "#999"
+
+
+def _arrow(ax, x0, y0, x1, y1):
+    ax.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=2,
+                arrowprops=dict(arrowstyle="-|>", lw=0.9, color="#333", shrinkA=0, shrinkB=0))
+
+
+def _box(ax, lit, fs, name, col, y, label, colour):
+    "One sublayer: coloured when nothing is highlighted or it is, grey otherwise; red frame when highlighted."
+    on = not lit or name in lit
+    ax.add_patch(FancyBboxPatch((_X[col] - _W / 2, y - _H / 2), _W, _H, boxstyle="round,pad=0.03,rounding_size=0.12",
+                                fc=colour if on else "#f3f3f3", ec=_RED if name in lit else ("#444" if on else "#bbb"),
+                                lw=2.4 if name in lit else 0.9, zorder=3))
+    ax.text(_X[col], y, label, ha="center", va="center", fontsize=fs, zorder=4, color=_INK if on else _GREY)
+
+# %% ../nbs/00_introduction.ipynb #d37f0f5a
+def _positional(ax, lit, fs):
+    "The positional encodings (∿) and the sums (+) that add them to the embeddings, in both stacks."
+    for col, name in ((0, "positional_encoder"), (1, "positional_decoder")):
+        on, edge, lw = not lit or name in lit, _RED if name in lit else "#444", 2 if name in lit else 0.9
+        x, y, sx = _X[col], 2.0, _X[col] + (-1.45 if col == 0 else 1.45)
+        ax.add_patch(Circle((x, y), 0.17, fc="white", ec=edge, lw=lw, zorder=3))
+        ax.text(x, y, "+", ha="center", va="center", fontsize=fs + 1, zorder=4)
+        ax.add_patch(Circle((sx, y), 0.24, fc="white", ec=edge, lw=lw, zorder=3))
+        ax.text(sx, y, "∿", ha="center", va="center", fontsize=fs + 3, zorder=4, color=_INK if on else _GREY)
+        ax.text(sx, y - 0.55, "Positional\nEncoding", ha="center", va="top", fontsize=fs - 1, color=_INK if on else _GREY)
+        ax.plot([sx + (0.24 if col == 0 else -0.24), x + (-0.17 if col == 0 else 0.17)], [y, y], color="#333", lw=0.9)
+
+
+def _label(ax, lit, fs, name, x, y, text):
+    "Inputs, outputs, output probabilities: bold red when highlighted."
+    on = not lit or name in lit
+    ax.text(x, y, text, ha="center", va="center", fontsize=fs, fontweight="bold" if name in lit else None,
+            color=(_RED if name in lit else _INK) if on else _GREY)
+
+# %% ../nbs/00_introduction.ipynb #7925a207
+def _flow(ax, fs):
+    "The arrows, the two N× frames, and the encoder's output into every decoder layer's cross-attention."
+    for col in (0, 1):
+        for a, b in ((-0.2, 1.0 - _H / 2), (1.0 + _H / 2, 1.83), (2.17, 3.0 - _H / 2)):
+            _arrow(ax, _X[col], a, _X[col], b)
+    for col, lo, hi in ((0, 2.45, 6.55), (1, 2.45, 8.55)):
+        ax.add_patch(FancyBboxPatch((_X[col] - _W / 2 - 0.25, lo), _W + 0.5, hi - lo, fc="none", ec="#777", lw=1.0,
+                                    boxstyle="round,pad=0.02,rounding_size=0.2", zorder=1))
+        ax.text(_X[col] + (-1 if col == 0 else 1) * (_W / 2 + 0.4), (lo + hi) / 2, "N×",
+                ha="right" if col == 0 else "left", va="center", fontsize=fs + 1)
+    for col, ys in ((0, [3, 4, 5, 6]), (1, [3, 4, 5, 6, 7, 8, 9.3, 10.2])):
+        for a, b in zip(ys, ys[1:]):
+            _arrow(ax, _X[col], a + _H / 2, _X[col], b - _H / 2)
+    _arrow(ax, _X[1], 10.2 + _H / 2, _X[1], 11.1)
+    ax.plot([_X[0], _X[0], 3.5, 3.5], [6.0 + _H / 2, 7.0, 7.0, 5.0], color="#333", lw=0.9, zorder=2)
+    _arrow(ax, 3.5, 5.0, _X[1] - _W / 2, 5.0)
+    ax.text(_X[0], 7.35, "Encoder", ha="center", fontsize=fs + 1, style="italic")
+    ax.text(_X[1] - _W / 2 - 0.3, 9.3, "Decoder", ha="right", fontsize=fs + 1, style="italic")
+
+# %% ../nbs/00_introduction.ipynb #81aeb079
 def draw_architecture(
     highlight: Iterable[str] = (),  # names of GROUPS or of single boxes; empty: the whole model in colour
     ax=None,  # a matplotlib Axes to draw on; None: a new figure
     title: str | None = None,
-    scale: float = 1.0,  # 0.6: the small version each chapter opens with
+    scale: float = 1.0,  # 0.55: the small version each chapter opens with
 ):
     "Figure 1 of the paper, drawn with matplotlib: every sublayer of the encoder and the decoder, `highlight` in red."
     lit = {b for h in highlight for b in GROUPS.get(h, [h])}
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5.2 * scale, 6.6 * scale))
-    else:
-        fig = ax.figure
+    fig = plt.figure(figsize=(5.2 * scale, 6.6 * scale)) if ax is None else ax.figure
+    ax = fig.add_subplot() if ax is None else ax
     ax.set_xlim(-0.2, 7.2); ax.set_ylim(-1.2, 12.2); ax.axis("off")
     fs = 8 * scale ** 0.8
-    cx = {0: 1.9, 1: 5.1}
-    w, h = 2.2, 0.72
-    def box(name, col, y, label, colour):
-        on = not lit or name in lit
-        p = FancyBboxPatch((cx[col] - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.03,rounding_size=0.12",
-                           fc=colour if on else "#f3f3f3", ec="#c0392b" if name in lit else ("#444" if on else "#bbb"),
-                           lw=2.4 if name in lit else 0.9, zorder=3)
-        ax.add_patch(p)
-        ax.text(cx[col], y, label, ha="center", va="center", fontsize=fs, zorder=4, color="#111" if on else "#999")
     for b in _BOXES:
-        box(*b)
-    def arrow(x0, y0, x1, y1, on=True):
-        ax.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=2,
-                    arrowprops=dict(arrowstyle="-|>", lw=0.9, color="#333" if on else "#bbb", shrinkA=0, shrinkB=0))
-    dim = bool(lit)
-    # positional encoding: a circle with a sine, and the sum
-    for col, name in ((0, "positional_encoder"), (1, "positional_decoder")):
-        on = not lit or name in lit
-        x, y = cx[col], 2.0
-        ax.add_patch(Circle((x, y), 0.17, fc="white", ec="#c0392b" if name in lit else "#444", lw=2 if name in lit else 0.9, zorder=3))
-        ax.text(x, y, "+", ha="center", va="center", fontsize=fs + 1, zorder=4)
-        sx = x - 1.45 if col == 0 else x + 1.45
-        ax.add_patch(Circle((sx, y), 0.24, fc="white", ec="#c0392b" if name in lit else "#444", lw=2 if name in lit else 0.9, zorder=3))
-        ax.text(sx, y, "∿", ha="center", va="center", fontsize=fs + 3, zorder=4, color="#111" if on else "#999")
-        ax.text(sx, y - 0.55, "Positional\nEncoding", ha="center", va="top", fontsize=fs - 1, color="#111" if on else "#999")
-        ax.plot([sx + (0.24 if col == 0 else -0.24), x + (-0.17 if col == 0 else 0.17)], [y, y], color="#333", lw=0.9, zorder=2)
-    # inputs / outputs
-    for col, name, label in ((0, "inputs", "Inputs"), (1, "outputs", "Outputs\n(shifted right)")):
-        on = not lit or name in lit
-        ax.text(cx[col], -0.55, label, ha="center", va="center", fontsize=fs, fontweight="bold" if name in lit else None,
-                color=("#c0392b" if name in lit else "#111") if on else "#999")
-        arrow(cx[col], -0.2, cx[col], 1.0 - h / 2)
-        arrow(cx[col], 1.0 + h / 2, cx[col], 2.0 - 0.17)
-        arrow(cx[col], 2.0 + 0.17, cx[col], 3.0 - h / 2 - (0.05 if col else 0.05))
-    # stacks: frames with N×
-    for col, lo, hi in ((0, 2.45, 6.55), (1, 2.45, 8.55)):
-        ax.add_patch(FancyBboxPatch((cx[col] - w / 2 - 0.25, lo), w + 0.5, hi - lo, boxstyle="round,pad=0.02,rounding_size=0.2",
-                                    fc="none", ec="#777", lw=1.0, zorder=1))
-        ax.text(cx[col] - w / 2 - 0.4 if col == 0 else cx[col] + w / 2 + 0.4, (lo + hi) / 2, "N×",
-                ha="right" if col == 0 else "left", va="center", fontsize=fs + 1)
-    # vertical flow inside stacks
-    for col, ys in ((0, [3, 4, 5, 6]), (1, [3, 4, 5, 6, 7, 8])):
-        for a, b in zip(ys, ys[1:]):
-            arrow(cx[col], a + h / 2, cx[col], b - h / 2)
-    # encoder output into the decoder's cross-attention
-    ax.plot([cx[0], cx[0], 3.5, 3.5], [6.0 + h / 2, 7.0, 7.0, 5.0], color="#333", lw=0.9, zorder=2)
-    arrow(3.5, 5.0, cx[1] - w / 2, 5.0)
-    arrow(cx[1], 8.0 + h / 2, cx[1], 9.3 - h / 2)
-    arrow(cx[1], 9.3 + h / 2, cx[1], 10.2 - h / 2)
-    arrow(cx[1], 10.2 + h / 2, cx[1], 11.1)
-    on = not lit or "probabilities" in lit
-    ax.text(cx[1], 11.45, "Output\nProbabilities", ha="center", va="center", fontsize=fs,
-            fontweight="bold" if "probabilities" in lit else None, color=("#c0392b" if "probabilities" in lit else "#111") if on else "#999")
-    ax.text(cx[0], 7.35, "Encoder", ha="center", fontsize=fs + 1, style="italic")
-    ax.text(cx[1] - w / 2 - 0.3, 9.3, "Decoder", ha="right", fontsize=fs + 1, style="italic")
+        _box(ax, lit, fs, *b)
+    _positional(ax, lit, fs)
+    _flow(ax, fs)
+    _label(ax, lit, fs, "inputs", _X[0], -0.55, "Inputs")
+    _label(ax, lit, fs, "outputs", _X[1], -0.55, "Outputs\n(shifted right)")
+    _label(ax, lit, fs, "probabilities", _X[1], 11.45, "Output\nProbabilities")
     if title:
         ax.set_title(title, fontsize=fs + 2)
     return fig
