@@ -126,11 +126,13 @@ def draw_architecture(
     return fig
 
 # %% ../nbs/00_introduction.ipynb #f05d4e51
+_WHOLE = ["inputs", "outputs", "embeddings", "positional", "attention", "add_norm", "feed_forward", "generator",
+          "probabilities"]  # a chapter about the whole model (saving it, configuring it, training it)
 CHAPTER_PARTS = {  # chapter -> the parts of Figure 1 it builds
     "01": ["attention"], "02": ["decoder_self_attention", "inputs"], "03": ["attention"], "04": ["positional"],
     "05": ["add_norm", "feed_forward"], "06": ["embeddings", "generator", "add_norm", "attention", "feed_forward"],
-    "06b": ["inputs"], "06c": ["inputs", "probabilities"], "06d": ["probabilities"], "06e": ["probabilities"],
-    "07": ["probabilities"], "07a": ["probabilities"], "07b": ["probabilities"], "07c": ["probabilities"],
+    "06b": ["inputs"], "06c": ["inputs", "probabilities"], "06d": _WHOLE, "06e": _WHOLE,
+    "07": ["probabilities"], "07a": _WHOLE, "07b": _WHOLE, "07c": _WHOLE,
     "08": ["outputs", "probabilities"], "09a": ["inputs"], "09a1": ["inputs"], "09a2": ["inputs", "embeddings"],
     "09b": ["inputs", "outputs", "probabilities"],
 }
