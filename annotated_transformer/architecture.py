@@ -113,7 +113,7 @@ def draw_architecture(
     fig = plt.figure(figsize=(5.2 * scale, 6.6 * scale)) if ax is None else ax.figure
     ax = fig.add_subplot() if ax is None else ax
     ax.set_xlim(-0.2, 7.2); ax.set_ylim(-1.2, 12.2); ax.axis("off")
-    fs = 8 * scale ** 0.8
+    fs = 8 * scale  # text scales with the boxes, so that every label fits its box at any size
     for b in _BOXES:
         _box(ax, lit, fs, *b)
     _positional(ax, lit, fs)
@@ -129,7 +129,7 @@ def draw_architecture(
 _WHOLE = ["inputs", "outputs", "embeddings", "positional", "attention", "add_norm", "feed_forward", "generator",
           "probabilities"]  # a chapter about the whole model (saving it, configuring it, training it)
 CHAPTER_PARTS = {  # chapter -> the parts of Figure 1 it builds
-    "01": ["attention"], "02": ["decoder_self_attention", "inputs"], "03": ["attention"], "04": ["positional"],
+    "01": ["attention"], "02": ["masking", "inputs"], "03": ["attention"], "04": ["positional"],
     "05": ["add_norm", "feed_forward"], "06": ["embeddings", "generator", "add_norm", "attention", "feed_forward"],
     "06b": ["inputs"], "06c": ["inputs", "probabilities"], "06d": _WHOLE, "06e": _WHOLE,
     "07": ["probabilities"], "07a": _WHOLE, "07b": _WHOLE, "07c": _WHOLE,
