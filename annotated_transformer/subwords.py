@@ -235,7 +235,7 @@ def encode_pairs(pairs: Iterable[Pair],  # (source, target) strings
 # %% ../nbs/09a2_subwords.ipynb #418c5769
 TOKENIZER_FILE, CORPUS_FILE = "tokenizer.model", "corpus.json"  # what the corpus builder writes into a run directory
 _BUILDER_OPTIONS = {  # data options of the corpus builder that are not passed on to load_corpus
-    "spec": "bible:de-en",  # which corpus (chapter 9a's spec strings)
+    "spec": "bible:de-en",  # which corpus (chapter 09a's spec strings)
     "vocab_size": 8000,  # size of the joint subword vocabulary
     "max_subwords": 128,  # longest training pair, in subwords per side (longer pairs are left out of training)
     "model_type": "bpe",  # sentencepiece model: bpe (as in the paper) or unigram

@@ -91,7 +91,7 @@ class TorchTransformer(nn.Module):
 def torch_to_ours(
     model: TorchTransformer,  # trained with --arch torch
 ) -> EncoderDecoder:
-    "Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: the same function, with chapter 8's KV cache."
+    "Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: the same function, with chapter 08's KV cache."
     if model.config.norm_first:
         raise ValueError("torch_to_ours handles the post-norm model only (norm_first=False)")
     ours = make_model_from_config(model.config).to(next(model.parameters()).dtype)

@@ -78,7 +78,7 @@ class Translator:
             model = to_ours(model)
         self.model = model.to(self.device).eval()
         self.model_config = config
-        self.use_cache = isinstance(self.model, EncoderDecoder)  # the KV cache of chapter 8 knows our layers only
+        self.use_cache = isinstance(self.model, EncoderDecoder)  # the KV cache of chapter 08 knows our layers only
 
 # %% ../nbs/09b_translate.ipynb #6c02a372
 @patch
