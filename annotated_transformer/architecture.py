@@ -110,9 +110,9 @@ def draw_architecture(
 ):
     "Figure 1 of the paper, drawn with matplotlib: every sublayer of the encoder and the decoder, `highlight` in red."
     lit = {b for h in highlight for b in GROUPS.get(h, [h])}
-    fig = plt.figure(figsize=(5.2 * scale, 6.6 * scale)) if ax is None else ax.figure
+    fig = plt.figure(figsize=(5.6 * scale, 6.6 * scale)) if ax is None else ax.figure
     ax = fig.add_subplot() if ax is None else ax
-    ax.set_xlim(-0.2, 7.2); ax.set_ylim(-1.2, 12.2); ax.axis("off")
+    ax.set_xlim(-0.7, 7.7); ax.set_ylim(-1.2, 12.2); ax.axis("off")
     fs = 8 * scale  # text scales with the boxes, so that every label fits its box at any size
     for b in _BOXES:
         _box(ax, lit, fs, *b)
@@ -130,7 +130,7 @@ _WHOLE = ["inputs", "outputs", "embeddings", "positional", "attention", "add_nor
           "probabilities"]  # a chapter about the whole model (saving it, configuring it, training it)
 CHAPTER_PARTS = {  # chapter -> the parts of Figure 1 it builds
     "01": ["attention"], "02": ["masking", "inputs"], "03": ["attention"], "04": ["positional"],
-    "05": ["add_norm", "feed_forward"], "06": ["embeddings", "generator", "add_norm", "attention", "feed_forward"],
+    "05": ["add_norm", "feed_forward"], "06": ["embeddings", "positional", "generator", "add_norm", "attention", "feed_forward"],
     "06b": ["inputs"], "06c": ["inputs", "probabilities"], "06d": _WHOLE, "06e": _WHOLE,
     "07": ["probabilities"], "07a": _WHOLE, "07b": _WHOLE, "07c": _WHOLE,
     "08": ["outputs", "probabilities"], "09a": ["inputs"], "09a1": ["inputs"], "09a2": ["inputs", "embeddings"],
