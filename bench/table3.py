@@ -371,15 +371,20 @@ def _fmt(ms, digits=1):
 
 def format_table(lines: list[dict]) -> str:
     "The table as text: the paper's numbers next to the miniature's (mean ± standard deviation over seeds)."
-    head = (f"{'':4} {'paper: change':30} {'ppl':>5} {'BLEU':>5} {'M':>4} │ {'seeds':6} {'params':>9} "
+    head = (f"{'':4} {'paper: change':30} {'ppl':>5} {'BLEU':>5} {'M':>4} │ {'ours':13} {'seeds':6} {'params':>9} "
             f"{'dev ppl':>11} {'BLEU greedy':>11} {'BLEU beam':>11} {'minutes':>9}")
     out = [head, "─" * len(head)]
+    base = next((line["settings"] for line in lines if line["variant"] == "base" and "settings" in line), {})
+    short = {"d_model": "d_model", "d_ff": "d_ff", "label_smoothing": "eps_ls", "dropout": "P_drop", "positional": ""}
     for line in lines:
         p = line["paper"]
         left = (f"{line['row'] or 'base':4} {line['change'][:30]:30} {p['ppl']:5.2f} {p['bleu']:5.1f} "
                 f"{p['params'] if p['params'] else '':>4} │ ")
         if "dev_ppl" in line:
-            right = (f"{','.join(map(str, line['seeds'])):6} {line['parameters']:9,d} {_fmt(line['dev_ppl'], 1):>11} "
+            ours = ", ".join(f"{short.get(k, k)} {v}".strip() for k, v in line["settings"].items()
+                             if base and v != base.get(k)) or ("N {N}, d {d_model}".format(**line["settings"])
+                                                               if line["variant"] == "base" else "")
+            right = (f"{ours[:13]:13} {','.join(map(str, line['seeds'])):6} {line['parameters']:9,d} {_fmt(line['dev_ppl'], 1):>11} "
                      f"{_fmt(line['bleu_greedy'], 2):>11} {_fmt(line['bleu_beam'], 2):>11} {_fmt(line['minutes'], 1):>9}")
         else:
             right = "not run" + (": cannot be expressed (see the text)" if line["row"] == "B" else
