@@ -371,7 +371,7 @@ def _fmt(ms, digits=1):
 
 def format_table(lines: list[dict]) -> str:
     "The table as text: the paper's numbers next to the miniature's (mean ± standard deviation over seeds)."
-    head = (f"{'':4} {'paper: change':30} {'ppl':>5} {'BLEU':>5} {'M':>4} │ {'ours':13} {'seeds':6} {'params':>9} "
+    head = (f"{'':4} {'paper: change':30} {'ppl':>5} {'BLEU':>5} {'M':>4} │ {'ours':16} {'seeds':6} {'params':>9} "
             f"{'dev ppl':>11} {'BLEU greedy':>11} {'BLEU beam':>11} {'minutes':>9}")
     out = [head, "─" * len(head)]
     base = next((line["settings"] for line in lines if line["variant"] == "base" and "settings" in line), {})
@@ -382,9 +382,9 @@ def format_table(lines: list[dict]) -> str:
                 f"{p['params'] if p['params'] else '':>4} │ ")
         if "dev_ppl" in line:
             ours = ", ".join(f"{short.get(k, k)} {v}".strip() for k, v in line["settings"].items()
-                             if base and v != base.get(k)) or ("N {N}, d {d_model}".format(**line["settings"])
-                                                               if line["variant"] == "base" else "")
-            right = (f"{ours[:13]:13} {','.join(map(str, line['seeds'])):6} {line['parameters']:9,d} {_fmt(line['dev_ppl'], 1):>11} "
+                             if base and v != base.get(k)) or (", ".join(f"{short.get(k, k)} {v}" for k, v in line["settings"].items()
+                                                                if k in ("N", "d_model")) if line["variant"] == "base" else "")
+            right = (f"{ours[:16]:16} {','.join(map(str, line['seeds'])):6} {line['parameters']:9,d} {_fmt(line['dev_ppl'], 1):>11} "
                      f"{_fmt(line['bleu_greedy'], 2):>11} {_fmt(line['bleu_beam'], 2):>11} {_fmt(line['minutes'], 1):>9}")
         else:
             right = "not run" + (": cannot be expressed (see the text)" if line["row"] == "B" else
