@@ -239,10 +239,7 @@ def _score(record: dict) -> dict:
 def count_parameters(model_config: dict) -> int:
     "Parameters of the model a run's config.json describes, counted on the built model (shared ones once)."
     import torch
-    try:
-        from annotated_transformer.model import build_model
-    except ImportError:  # the package before build_model moved to the model chapter
-        from annotated_transformer.training import build_model
+    from annotated_transformer.model import build_model
     with torch.device("meta"):
         model = build_model(model_config)
     return sum(p.numel() for p in model.parameters())
