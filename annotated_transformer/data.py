@@ -669,12 +669,14 @@ def load_corpus(spec: str = "bible:de-en",  # which corpus: see the table above
     return corpus.reversed() if reverse else corpus
 
 # %% ../nbs/09a_data.ipynb #059aff2d
-_BUILT_IN_KINDS = set(CORPUS_KINDS)  # the kinds this module defines; later chapters and users add others
+def _kind_of(spec: str) -> str:
+    "The corpus kind of a spec ('bible' for 'bible:de-en'), aliases resolved."
+    return CORPUS_ALIASES.get(spec, spec).partition(":")[0]
 
 
 def corpus_loader(spec: str) -> str | None:
     "'module:function' of the loader behind a run-time kind of `spec`, so that another process can import it; else None."
-    fn = CORPUS_KINDS.get(CORPUS_ALIASES.get(spec, spec).partition(":")[0])
+    fn = CORPUS_KINDS.get(_kind_of(spec))
     module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
     if fn is None or module in (None, "__main__") or not name.isidentifier():  # a lambda or a script: not importable
         return None
@@ -683,7 +685,7 @@ def corpus_loader(spec: str) -> str | None:
 
 def register_corpus_from(spec: str, loader: str | None) -> None:
     "If the kind of `spec` is unknown here, register it from `loader` ('module:function', as `corpus_loader` gave it)."
-    kind = CORPUS_ALIASES.get(spec, spec).partition(":")[0]
+    kind = _kind_of(spec)
     if kind in CORPUS_KINDS or not loader:
         return
     module, _, name = loader.partition(":")
