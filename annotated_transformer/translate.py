@@ -12,16 +12,16 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from fastcore.basics import patch
 
 from .batching import BOS, EOS, PAD
-from .checks import one_line_warnings
+from .checks import check_int, one_line_warnings
 from .data import join_cjk, load_corpus, register_corpus_from
 from .subwords import CORPUS_FILE, TOKENIZER_FILE, Tokenizer
-from .checkpoint import load_model, model_checkpoints
+from .checkpoint import list_checkpoints, load_model, model_checkpoints
 from .decoding import beam_search, greedy_decode
 from .masking import padding_mask
 from .model import TO_OURS, EncoderDecoder, model_config_dict
@@ -29,7 +29,8 @@ from .multihead import keep_attention_weights
 from .train_config import pick_device
 
 # %% auto #0
-__all__ = ['run_dir_of', 'Translator', 'bleu_and_chrf', 'score_translations', 'format_scores', 'evaluate_translator',
+__all__ = ['DECODING_FILE', 'TUNE_ALPHAS', 'TUNE_AVERAGES', 'run_dir_of', 'Translator', 'bleu_and_chrf', 'score_translations',
+           'format_scores', 'length_warning', 'evaluate_translator', 'tune_decoding', 'chosen_decoding',
            'translate_main', 'evaluate_main']
 
 # %% ../nbs/09b_translate.ipynb #b80171ee
@@ -201,12 +202,29 @@ def score_translations(
     b = bleu.corpus_score(list(hypotheses), [list(references)])
     c = chrf.corpus_score(list(hypotheses), [list(references)])
     return {"bleu": {"score": b.score, "signature": str(bleu.get_signature()), "text": str(b)},
-            "chrf": {"score": c.score, "signature": str(chrf.get_signature()), "text": str(c)}}
+            "chrf": {"score": c.score, "signature": str(chrf.get_signature()), "text": str(c)},
+            # output length against the references, in BLEU's tokens: BLEU's brevity penalty is exp(1 - 1/ratio) below 1
+            "length": {"ratio": b.sys_len / max(b.ref_len, 1), "bp": b.bp, "hyp_len": b.sys_len, "ref_len": b.ref_len}}
 
 
 def format_scores(scores: dict) -> str:
-    "Two lines: each score as sacrebleu prints it, with its signature."
-    return "\n".join(f"{scores[m]['text']}\n    signature: {scores[m]['signature']}" for m in ("bleu", "chrf"))
+    "Each score as sacrebleu prints it, with its signature; then the output's length against the references."
+    lines = [f"{scores[m]['text']}\n    signature: {scores[m]['signature']}" for m in ("bleu", "chrf")]
+    if "length" in scores:
+        n = scores["length"]
+        lines.append(f"length ratio {n['ratio']:.3f} ({n['hyp_len']:,} words of output, {n['ref_len']:,} in the "
+                     f"references), brevity penalty {n['bp']:.3f}")
+    return "\n".join(lines)
+
+
+def length_warning(scores: dict, tolerance: float = 0.10) -> str | None:
+    "One line when the output is more than `tolerance` shorter or longer than the references; else None."
+    ratio = scores.get("length", {}).get("ratio")
+    if ratio is None or abs(ratio - 1) <= tolerance:
+        return None
+    how = f"{1 - ratio:.0%} shorter" if ratio < 1 else f"{ratio - 1:.0%} longer"
+    return (f"warning: the translations are {how} than the references (length ratio {ratio:.3f}); "
+            "choose --alpha and --avg on the dev split with `evaluate --tune`")
 
 # %% ../nbs/09b_translate.ipynb #4356155a
 def evaluate_translator(
@@ -247,14 +265,79 @@ def evaluate_translator(
             "samples": [{"index": i, "source": pairs[i][0], "reference": refs[i], "hypothesis": hyps[i]} for i in picks],
             "hypotheses": hyps}
 
+# %% ../nbs/09b_translate.ipynb #ee0be206
+DECODING_FILE = "decoding.json"  # in the run directory: what `evaluate --tune` chose on the dev split
+TUNE_ALPHAS = (0.6, 1.0, 1.4)  # length penalties tried (the paper's 0.6 first)
+TUNE_AVERAGES = (1, 5)  # numbers of last checkpoints averaged (the paper's base model: 5)
+
+
+def tune_decoding(
+    run: str | os.PathLike,  # a run directory trained with --data corpus
+    alphas: Sequence[float] = TUNE_ALPHAS,
+    averages: Sequence[int] = TUNE_AVERAGES,
+    beam_size: int = 4,  # k of beam search (§6.1: 4)
+    batch_size: int = 64,
+    device: str = "cpu",
+    limit: int | None = None,  # only the first `limit` dev pairs (for quick checks)
+    log: Callable[[str], None] | None = None,  # called with one line per setting tried
+) -> dict:
+    "Choose α and the checkpoints to average by BLEU on the *dev* split (greedy is a candidate); write OUT/decoding.json."
+    run_dir = run_dir_of(run)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"no such run directory: {run_dir}")
+    have = len(list_checkpoints(run_dir / "checkpoints")) if (run_dir / "checkpoints").is_dir() else 0
+    averages = sorted({a for a in averages if a <= have}) or [1]  # a run with 3 checkpoints tries 1 only, say
+    grid = []
+    for avg in averages:
+        translator = Translator(run_dir, avg=avg, device=device)  # load (and average) once per avg
+        for alpha in [None, *alphas]:  # None: greedy
+            r = evaluate_translator(translator, "dev", limit, greedy=alpha is None, beam_size=beam_size,
+                                    length_penalty=alpha or 0.0, batch_size=batch_size, samples=0)
+            row = {"avg": avg, "decoding": r["decoding"], "bleu": r["bleu"]["score"], "chrf": r["chrf"]["score"],
+                   **r["length"], "seconds": round(r["seconds"], 1)}
+            grid.append(row)
+            if log:
+                log(f"dev: {_describe(row['decoding'], avg)}: BLEU {row['bleu']:.2f}, chrF {row['chrf']:.2f}, "
+                    f"length ratio {row['ratio']:.3f}")
+    best = max(grid, key=lambda row: row["bleu"])  # the first of equals: greedy before beam, fewer checkpoints first
+    record = {"chosen": {"avg": best["avg"], "decoding": best["decoding"]}, "metric": "BLEU on the dev split",
+              "dev_sentences": r["sentences"], "bleu_signature": r["bleu"]["signature"], "grid": grid,
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    tmp = run_dir / (DECODING_FILE + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, run_dir / DECODING_FILE)
+    return record
+
+
+def chosen_decoding(run: str | os.PathLike) -> dict | None:
+    "What `tune_decoding` chose for `run` ({'avg': K, 'decoding': {...}}), or None if it was never tuned."
+    path = run_dir_of(run) / DECODING_FILE
+    if not path.is_file():
+        return None
+    try:
+        chosen = json.loads(path.read_text(encoding="utf-8"))["chosen"]
+        check_int(chosen["avg"], "avg", 1)
+        if chosen["decoding"]["method"] not in ("greedy", "beam"):
+            raise ValueError(f"unknown method {chosen['decoding']['method']!r}")
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is damaged ({e}): delete it or run `annotated-transformer evaluate --tune` again") from None
+    return chosen
+
+
+def _describe(decoding: dict, avg: int) -> str:
+    how = "greedy" if decoding["method"] == "greedy" else f"beam {decoding['beam_size']}, alpha {decoding['length_penalty']}"
+    return how + (f", average of the last {avg} checkpoints" if avg > 1 else "")
+
 # %% ../nbs/09b_translate.ipynb #11a9dc09
 def _common_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--avg", type=int, default=1, metavar="K",
-                   help="average the weights of the last K checkpoints (§6.1: 5 for the base model; default: 1)")
+    p.add_argument("--avg", type=int, metavar="K", help="average the weights of the last K checkpoints "
+                   "(§6.1: 5 for the base model; default: what `evaluate --tune` chose, else 1)")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--beam", type=int, default=4, metavar="K", help="beam search with beam size K (default: 4, §6.1)")
+    how.add_argument("--beam", type=int, metavar="K", help="beam search with beam size K (default: what "
+                     "`evaluate --tune` chose, else 4 as in §6.1)")
     how.add_argument("--greedy", action="store_true", help="greedy decoding instead of beam search")
-    p.add_argument("--alpha", type=float, default=0.6, help="length penalty α of beam search (default: 0.6, §6.1)")
+    p.add_argument("--alpha", type=float, help="length penalty α of beam search (default: what `evaluate --tune` "
+                   "chose, else 0.6 as in §6.1)")
     p.add_argument("--tokenizer", type=Path, metavar="FILE", help="tokenizer model (default: OUT/tokenizer.model)")
     p.add_argument("--batch-size", type=int, default=64, metavar="N", help="most sentences per batch (default: 64)")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, mps or auto")
@@ -268,7 +351,7 @@ def _check_options(args: argparse.Namespace) -> None:
         value = getattr(args, flag[2:].replace("-", "_"), None)
         if value is not None and value < low:
             raise ValueError(f"{flag} must be an integer >= {low}, got {value}")
-    if not (math.isfinite(args.alpha) and args.alpha >= 0):
+    if args.alpha is not None and not (math.isfinite(args.alpha) and args.alpha >= 0):
         raise ValueError(f"--alpha must be a number >= 0, got {args.alpha}")
     try:
         pick_device(None if args.device == "auto" else args.device)
@@ -280,6 +363,23 @@ def _check_options(args: argparse.Namespace) -> None:
         path = getattr(args, flag[2:].replace("-", "_"), None)
         if path is not None and path.is_dir():
             raise ValueError(f"{flag} {path} is a directory: give a file name")
+
+
+def _resolve_decoding(args: argparse.Namespace) -> str | None:
+    "Fill in --avg, --beam/--greedy, --alpha: as given; else as `evaluate --tune` chose (OUT/decoding.json); else §6.1."
+    given = args.avg is not None or args.beam is not None or args.greedy or args.alpha is not None
+    chosen = chosen_decoding(args.model) if args.model is not None and not given else None
+    if chosen is not None:
+        d = chosen["decoding"]
+        args.avg, args.greedy = chosen["avg"], d["method"] == "greedy"
+        args.beam, args.alpha = d.get("beam_size", 4), d.get("length_penalty", 0.6)
+    args.avg, args.beam = args.avg or 1, args.beam or 4
+    args.alpha = 0.6 if args.alpha is None else args.alpha
+    if chosen is not None:
+        return f"decoding as chosen on the dev split ({run_dir_of(args.model) / DECODING_FILE}): " + _describe(
+            {"method": "greedy"} if args.greedy else {"method": "beam", "beam_size": args.beam,
+                                                      "length_penalty": args.alpha}, args.avg)
+    return None
 
 
 def _translator(args) -> Translator:
@@ -327,6 +427,8 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
         with one_line_warnings(p.prog):
             _check_options(args)
             lines = _read_text_lines(args.input) if args.input is not None else None  # a file: read it first
+            if (note := _resolve_decoding(args)) is not None:
+                print(f"{p.prog}: {note}", file=sys.stderr)
             translator = _translator(args)
             lines = _read_text_lines(None) if lines is None else lines  # standard input: once the model is ready
             hyps = translator.translate(lines, beam_size=args.beam, length_penalty=args.alpha, greedy=args.greedy,
@@ -363,10 +465,16 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--hyp", type=Path, metavar="FILE", help="score this file of translations (with --ref) instead")
     p.add_argument("--ref", type=Path, metavar="FILE", help="references for --hyp, line by line")
     p.add_argument("--tgt-lang", default=None, help="with --hyp: target language (zh/ja/ko change BLEU's tokenizer)")
+    p.add_argument("--tune", action="store_true", help="first choose --alpha and --avg by BLEU on the dev split "
+                   "(greedy included), save the choice in OUT/decoding.json for translate and evaluate, then score "
+                   "--split with it")
     _common_options(p)
     args = p.parse_args(argv)
+    tuned = None
     try:
         _check_options(args)
+        if args.tune and (args.model is None or args.avg is not None or args.alpha is not None or args.greedy):
+            raise ValueError("--tune needs --model and chooses --avg, --alpha and greedy or beam itself: leave those out")
         if args.hyp is not None or args.ref is not None:
             if args.hyp is None or args.ref is None or args.model is not None:
                 raise ValueError("file mode needs both --hyp and --ref (and no --model)")
@@ -379,6 +487,15 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
             if args.split not in ("test", "dev", "valid", "validation"):
                 raise ValueError(f"unknown split {args.split!r}: choose test or dev")
             split = "dev" if args.split in ("valid", "validation") else args.split
+            if args.tune:
+                if args.threads:
+                    torch.set_num_threads(args.threads)
+                with one_line_warnings(p.prog):
+                    tuned = tune_decoding(args.model, beam_size=args.beam or 4, batch_size=args.batch_size,
+                                          device=args.device, log=print)
+                args.beam = None
+            if (note := _resolve_decoding(args)) is not None:
+                print(note)
             translator = _translator(args)
             with one_line_warnings(p.prog):
                 record = {"model": str(args.model), **evaluate_translator(
@@ -386,12 +503,13 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, ModuleNotFoundError) as e:  # (a missing extra: its install command)
         p.exit(2, f"{p.prog}: error: {e}\n")
     if "decoding" in record:
-        d = record["decoding"]
-        how = "greedy" if d["method"] == "greedy" else f"beam {d['beam_size']}, alpha {d['length_penalty']}"
-        avg = f", average of the last {record['avg']} checkpoints" if record["avg"] > 1 else ""
         print(f"{record['model']}: {record['split']} split, {record['sentences']} of {record['split_size']} "
-              f"sentences, {how}{avg} ({record['seconds']:.1f} s)")
+              f"sentences, {_describe(record['decoding'], record['avg'])} ({record['seconds']:.1f} s)")
     print(format_scores(record))
+    if (warning := length_warning(record)) is not None:
+        print(f"{p.prog}: {warning}", file=sys.stderr)
+    if tuned is not None:
+        record["tuned_on_dev"] = tuned
     for s in record.get("samples", []):
         print(f"\n[{s['index']}] source:     {s['source']}\n     reference:  {s['reference']}\n"
               f"     hypothesis: {s['hypothesis']}")

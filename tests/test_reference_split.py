@@ -25,12 +25,22 @@ RECORDED = {
     "bible-de-en.train.tsv": "7da9ba87732dc6fd2cf8e651492f56503a270eefd0f8f38b68b8033253e6e07d",
     "bible-de-en.dev.tsv": "990008384b97c697962fb7074032c12a33494d909dbfbe3aa9d43886b9f0db7e",
     "bible-de-en.test.tsv": "e0b8f34a7d8f903715b41fc8b1e652250537f8ff8bfa269cfd8aefe4544ba008",
+    "bible-fr-en.train.tsv": "ab4dc0c93669a92ec2d01c849d7b2bc5132c727ac82b426ce67748d95fb8f26b",
+    "bible-fr-en.dev.tsv": "3250a3b9baeb663cee31ace43e987680e38ed1fb293fa0ba42316f9c6b424f1a",
+    "bible-fr-en.test.tsv": "a83977fe80da746745c6f8e2be8102da6d3a9197f16a7b5469f8b0aaaf41db40",
+    "bible-it-en.train.tsv": "752493ecc20a7bb3353564c05d52385229c81b6d300863bf544fd79ae572b9c3",
+    "bible-it-en.dev.tsv": "96cc66d81fa49fe8d6756194497778a4f80c7b0efdd00e3633f17a2e46bcb1ef",
+    "bible-it-en.test.tsv": "20b069ebaddc49445838472c606a90401bc0a2c4c3cec7af69fbe56cb4a150d2",
+    "bible-ru-en.train.tsv": "0879e158e15c1797f0713d07bd9ad818dfa65cecbc5b069ea499e5aa4d3af4c3",
+    "bible-ru-en.dev.tsv": "5ea75c9ea7ae00a042bf3dc6eaad0b510d2b61ecb6a1986b90df748018717ecb",
+    "bible-ru-en.test.tsv": "ebb752ab2c15be19bf31de439d629b40d9f1a0a3ab7643b137071eb1c04f5603",
     "cmn-eng.train.tsv": "8a7a313a3940a6f85c6fedf66115d9385911db734ea92d3c5e8e5ac626875cd3",
     "cmn-eng.dev.tsv": "0afcfb968567adf22c846ecf89687d8d4fb16f061da438d06e22f4e35cc997e0",
     "cmn-eng.test.tsv": "d1c3e8adbad9e58ca360493c3300b2556c9aaf21f5c6f84fc0a13e7bfd34e360",
 }
 TATOEBA_SHA256 = "28a9111dcdb4e6b84f7f7572ffdea4edd3b2c94ae0e8f3c0e9a1c45e232457c1"
-SIZES = {"bible-de-en": {"train": 29602, "dev": 500, "test": 1000}, "cmn-eng": {"train": 29419, "dev": 500, "test": 1000}}
+SIZES = {**{f"bible-{lang}-en": {"train": 29602, "dev": 500, "test": 1000} for lang in ("de", "fr", "it", "ru")},
+         "cmn-eng": {"train": 29419, "dev": 500, "test": 1000}}
 
 
 def sha256(path: Path) -> str:
@@ -120,7 +130,7 @@ def test_the_reference_split_is_rebuilt_byte_for_byte(tmp_path):
 
 
 @needs_bible
-@pytest.mark.parametrize("name", ["bible-de-en", "cmn-eng"])
+@pytest.mark.parametrize("name", ["bible-de-en", "bible-it-en", "cmn-eng"])
 def test_reference_corpus_is_what_tsv_reads_from_the_files(tmp_path, name):
     write_reference_split(tmp_path, [name])
     files = ";".join(str(tmp_path / f"{name}.{split}.tsv") for split in ("train", "dev", "test"))
@@ -140,8 +150,16 @@ def test_a_different_source_is_refused_unless_asked(tmp_path, monkeypatch):
     assert len(write_reference_split(tmp_path, ["cmn-eng"], check=False)) == 3
 
 
+@needs_bible
+def test_a_verse_with_a_line_break_becomes_one_tsv_line():
+    "211 verses of Diodati end in '\\n\\t\\t\\t': the Italian pair turns that into nothing, and changes no other text."
+    lines = D.reference_split("bible-it-en")["train"]
+    assert all(line.count("\t") == 1 and "\n" not in line and "\r" not in line for line in lines)
+    assert D._one_line("a\n\t\t\t") == "a" and D._one_line("a \t b") == "a b" and D._one_line(" as  stored ") == " as  stored "
+
+
 def test_unknown_reference_split_names_the_choices():
-    with pytest.raises(ValueError, match="unknown reference split 'de-en': choose one of bible-de-en, cmn-eng"):
+    with pytest.raises(ValueError, match="unknown reference split 'de-en': choose one of bible-de-en, bible-fr-en, bible-it-en, bible-ru-en, cmn-eng"):
         load_corpus("reference:de-en")
 
 
