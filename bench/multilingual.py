@@ -1,0 +1,254 @@
+"""The multilingual benchmark of chapter 09b: the package and the independent loop, side by side, on five pairs.
+
+    python bench/multilingual.py run --data data/reference-split --work /tmp/ml --out results/multilingual \\
+        --device cuda --workers 14 --deadline 500 [--tier 3] [--steps 1000] [--only NAME ...]
+    python bench/multilingual.py plan            # the runs, in the order they start
+    python bench/multilingual.py table results/multilingual
+
+`run` trains every planned run that fits before --deadline seconds, several at a time (--workers processes, one CPU
+thread each; on a GPU they share it), and writes one JSON per finished run to --out: the command, the dev
+perplexity curve, and for the package the test scores of three ways to decode (greedy with the last checkpoint; beam
+4, alpha 0.6 over the average of the last 5; the setting `evaluate --tune` chose on the dev split), each with
+BLEU's brevity penalty and length ratio. The loop scores greedy decoding itself. Both programs run under
+bench/tf32.py: float32 weights, TF32 matrix products on a GPU, no autocast. The data are the files that
+`annotated-transformer reference-split --out DIR` writes; the loop never imports the package.
+
+Runs start in order of their tier (1: seed 0 of both programs on every pair; 2: seed 1; 3: ablations and third
+seeds), so a deadline that cuts the plan short cuts its least important part. A run still going at the deadline
+is stopped and recorded as unfinished.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PAIRS = {  # name in the book -> reference split (chapter 09a1)
+    "de-en": "bible-de-en", "fr-en": "bible-fr-en", "it-en": "bible-it-en", "ru-en": "bible-ru-en", "zh-en": "cmn-eng"}
+RECIPE = ("--data-option vocab_size=8000 --N 3 --d-model 256 --h 4 --d-ff 1024 --share-embeddings "
+          "--label-smoothing 0.1 --warmup 1000 --max-tokens 4000")  # the book's recipe (chapter 09b)
+ABLATIONS = {  # variant -> (program, extra arguments, what it changes)
+    "package": ("package", "", "annotated-transformer train as it is"),
+    "loop": ("loop", "", "bench/reference_loop.py as it is"),
+    "package_cut_once": ("package", "--no-rebatch", "the package's batches cut once and reordered every epoch, as "
+                         "the loop's"),
+    "loop_rebatch": ("loop", "--rebatch", "the loop's batches cut anew every epoch, as the package's"),
+    "package_torch_like": ("package", "ABLATE=zero_attn_bias+final_norm+no_generator_bias+torch_ce",
+                           "the package's model and loss made like the loop's: zero attention biases, a final "
+                           "LayerNorm after each stack, no output bias, eps/V smoothing on every class"),
+}
+
+
+def plan(steps: int = 1000) -> list[dict]:
+    "Every run, in the order they start."
+    runs = []
+    def add(tier, variant, pair, seed, evaluate=False):
+        runs.append({"name": f"{variant}_{pair}_s{seed}", "tier": tier, "variant": variant, "pair": pair,
+                     "seed": seed, "steps": steps, "evaluate": evaluate})
+    for seed, tier in ((0, 1), (1, 2)):
+        for pair in PAIRS:
+            add(tier, "loop", pair, seed)
+            add(tier, "package", pair, seed, evaluate=True)
+    for pair in ("it-en", "ru-en"):  # the ablations, on two of the new pairs, three seeds each
+        for seed in (0, 1, 2):
+            if seed == 2:
+                add(3, "loop", pair, seed)
+                add(3, "package", pair, seed, evaluate=True)
+            for variant in ("package_cut_once", "loop_rebatch", "package_torch_like"):
+                add(3 if seed < 2 else 4, variant, pair, seed)
+    return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
+
+
+def command(run: dict, data: Path, work: Path, device: str, every: int = 25) -> tuple[list[str], dict]:
+    "The training command of `run` and the environment it needs."
+    program, extra, _ = ABLATIONS[run["variant"]]
+    split = PAIRS[run["pair"]]
+    files = {s: str(data / f"{split}.{s}.tsv") for s in ("train", "dev", "test")}
+    out = str(work / run["name"])
+    if program == "loop":
+        cmd = [sys.executable, str(HERE / "tf32.py"), *(["--default-cuda"] if device == "cuda" else []),
+               str(HERE / "reference_loop.py"), "--train", files["train"], "--dev", files["dev"], "--test",
+               files["test"], "--out", out, "--steps", str(run["steps"]), "--seed", str(run["seed"]),
+               "--eval-every", "250", "--threads", "1", *extra.split()]
+        return cmd, {}
+    if extra.startswith("ABLATE="):
+        head, extra = [str(HERE / "ablate_model.py"), extra.split("=", 1)[1], "train"], ""
+    else:
+        head = ["-m", "annotated_transformer.train_command"]
+    spec = "spec=tsv:" + ";".join(files[s] for s in ("train", "dev", "test"))
+    keep = ["--checkpoint-every", str(every), "--keep-last", "5"] if run["evaluate"] else ["--checkpoint-every", "0"]
+    cmd = [sys.executable, str(HERE / "tf32.py"), *head, "--data", "corpus", "--data-option", spec,
+           *RECIPE.split(), "--steps", str(run["steps"]), "--seed", str(run["seed"]), "--eval-every", "250",
+           *keep, "--threads", "1", "--device", device, "--amp", "off", "--no-progress", "--out", out, *extra.split()]
+    return cmd, {}
+
+
+def evaluations(run: dict, work: Path, device: str) -> list[list[str]]:
+    "The `evaluate` commands of a package run: greedy, the paper's fixed beam + average, and dev-tuned."
+    out = str(work / run["name"])
+    base = [sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--model", out, "--device", device,
+            "--threads", "1", "--samples", "3"]
+    return [base + ["--greedy", "--avg", "1", "--json", f"{out}/eval_greedy.json"],
+            base + ["--beam", "4", "--alpha", "0.6", "--avg", "5", "--json", f"{out}/eval_fixed.json"],
+            base + ["--tune", "--json", f"{out}/eval_tuned.json"]]
+
+
+def collect(run: dict, work: Path) -> dict:
+    "What a finished run recorded: dev curve, test scores, seconds."
+    folder = work / run["name"]
+    rec = {"dev_curve": [], "evaluations": {}}
+    if ABLATIONS[run["variant"]][0] == "loop":
+        result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+        rec["dev_curve"] = [{"step": r["step"], "dev_ppl": r["dev_ppl"]} for r in result["curve"] if "dev_ppl" in r]
+        rec["train_seconds"] = result["train_seconds"]
+        rec["target_tokens_per_step"] = result["target_tokens_per_step"]
+        if "bleu" in result:
+            rec["evaluations"]["greedy"] = {"bleu": result["bleu"], "bleu_text": result["bleu_text"],
+                                            "chrf": result["chrf"], "samples": result["samples"][:3]}
+        return rec
+    records = [json.loads(line) for line in (folder / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
+    rec["dev_curve"] = [{"step": r["step"], "dev_ppl": r["dev_ppl"]} for r in records if "dev_ppl" in r]
+    train = [r for r in records if "tokens_per_s" in r or "tgt_tokens" in r]
+    rec["train_records"] = train[-3:]
+    for how in ("greedy", "fixed", "tuned"):
+        path = folder / f"eval_{how}.json"
+        if path.is_file():
+            e = json.loads(path.read_text(encoding="utf-8"))
+            rec["evaluations"][how] = {k: e.get(k) for k in ("decoding", "avg", "bleu", "chrf", "length", "seconds",
+                                                             "command", "samples", "tuned_on_dev")}
+    return rec
+
+
+def run_all(args) -> int:
+    work, out, data = Path(args.work), Path(args.out), Path(args.data)
+    work.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    todo = [r for r in plan(args.steps) if r["tier"] <= args.tier and (not args.only or r["name"] in args.only)]
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    start, running, done = time.time(), {}, []
+    provenance = {"commit": args.commit, "device": args.device_name or args.device, "machine": platform.node(),
+                  "python": sys.version.split()[0]}
+    try:
+        import torch
+        provenance["torch"] = torch.__version__
+        if args.device == "cuda":
+            provenance["gpu"] = torch.cuda.get_device_name(0)
+    except Exception as e:  # noqa: BLE001 -- provenance only
+        provenance["torch"] = f"unknown ({e})"
+
+    def launch(run):
+        cmd, extra_env = command(run, data, work, args.device, args.checkpoint_every)
+        log = open(work / f"{run['name']}.log", "w")
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**env, **extra_env},
+                                start_new_session=True)
+        run.update(command=" ".join(cmd[1:]), started=time.time() - start, stage="train", queue=[])
+        if run["evaluate"]:
+            run["queue"] = evaluations(run, work, args.device)
+        running[run["name"]] = (run, proc, log)
+        print(f"[{time.time() - start:6.0f} s] start {run['name']}", flush=True)
+
+    def finish(run, status):
+        rec = {**{k: v for k, v in run.items() if k not in ("queue", "stage")}, "status": status,
+               "seconds": time.time() - start - run["started"], **provenance,
+               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "what": ABLATIONS[run["variant"]][2]}
+        try:
+            rec.update(collect(run, work))
+        except (OSError, ValueError, KeyError) as e:
+            rec["collect_error"] = f"{type(e).__name__}: {e}"
+        log = work / f"{run['name']}.log"
+        rec["log_tail"] = log.read_text(errors="replace")[-3000:] if log.is_file() else ""
+        (out / f"{run['name']}.json").write_text(json.dumps(rec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        ckpt = work / run["name"] / "checkpoints"
+        if ckpt.is_dir():
+            shutil.rmtree(ckpt, ignore_errors=True)  # 5 x 90 MB a run: the disk is not endless
+        done.append(run["name"])
+        print(f"[{time.time() - start:6.0f} s] {status} {run['name']}", flush=True)
+
+    while todo or running:
+        if time.time() - start > args.deadline:
+            break
+        while todo and len(running) < args.workers:
+            launch(todo.pop(0))
+        time.sleep(2)
+        for name, (run, proc, log) in list(running.items()):
+            code = proc.poll()
+            if code is None:
+                continue
+            log.close()
+            if code != 0:
+                del running[name]
+                finish(run, f"failed ({run['stage']}, exit {code})")
+            elif run["queue"]:
+                cmd = run["queue"].pop(0)
+                run["stage"] = "evaluate"
+                log = open(work / f"{name}.log", "a")
+                running[name] = (run, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                                       start_new_session=True), log)
+            else:
+                del running[name]
+                finish(run, "done")
+    for name, (run, proc, log) in running.items():
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        log.close()
+        finish(run, f"stopped at the deadline ({run['stage']})")
+    for run in todo:
+        print(f"not started: {run['name']}")
+    (out / "_summary.json").write_text(json.dumps({"finished": done, "not_started": [r["name"] for r in todo],
+                                                   "seconds": time.time() - start, **provenance}, indent=1) + "\n")
+    return 0
+
+
+def table(folder: Path) -> None:
+    "Print dev perplexity and test scores of every recorded run, grouped by pair."
+    recs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json")) if not p.name.startswith("_")]
+    for r in sorted(recs, key=lambda r: (r["pair"], r["variant"], r["seed"])):
+        ppl = r["dev_curve"][-1]["dev_ppl"] if r.get("dev_curve") else float("nan")
+        ev = r.get("evaluations", {})
+        scores = "  ".join(f"{k} {v['bleu'] if isinstance(v['bleu'], float) else v['bleu']['score']:.2f}"
+                           for k, v in ev.items())
+        print(f"{r['pair']:6} {r['variant']:20} s{r['seed']}  {r['status'][:20]:20} ppl {ppl:7.2f}  {scores}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--data", required=True)
+    r.add_argument("--work", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--device", default="cuda")
+    r.add_argument("--device-name", default=None, help="how to name the device in the records")
+    r.add_argument("--workers", type=int, default=14)
+    r.add_argument("--deadline", type=float, default=500, help="seconds after which nothing new starts and "
+                   "runs still going are stopped")
+    r.add_argument("--tier", type=int, default=4)
+    r.add_argument("--steps", type=int, default=1000)
+    r.add_argument("--only", nargs="*", default=None)
+    r.add_argument("--checkpoint-every", type=int, default=25, help="for the package runs that are evaluated "
+                   "(the last 5 are kept, for averaging)")
+    r.add_argument("--commit", default=os.environ.get("COMMIT", "unknown"))
+    sub.add_parser("plan")
+    t = sub.add_parser("table")
+    t.add_argument("folder", type=Path)
+    args = p.parse_args(argv)
+    if args.what == "plan":
+        for run in plan():
+            print(run["tier"], run["name"], "(+ 3 evaluations)" if run["evaluate"] else "")
+        return 0
+    if args.what == "table":
+        table(args.folder)
+        return 0
+    return run_all(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
