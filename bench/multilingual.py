@@ -41,6 +41,9 @@ ABLATIONS = {  # variant -> (program, extra arguments, what it changes)
     "package_cut_once": ("package", "--no-rebatch", "the package's batches cut once and reordered every epoch, as "
                          "the loop's"),
     "loop_rebatch": ("loop", "--rebatch", "the loop's batches cut anew every epoch, as the package's"),
+    "package_loop_tokenizer": ("package", "--data-option tokenizer={loop_spm}", "the package with the loop's "
+                               "sentencepiece model (nmt_nfkc normalisation, no byte fallback; trained by "
+                               "reference_loop.train_spm on the same training split, kept in DATA/../loop-spm)"),
     "package_torch_like": ("package", "ABLATE=zero_attn_bias+final_norm+no_generator_bias+torch_ce",
                            "the package's model and loss made like the loop's: zero attention biases, a final "
                            "LayerNorm after each stack, no output bias, eps/V smoothing on every class"),
@@ -64,6 +67,12 @@ def plan(steps: int = 1000) -> list[dict]:
                 add(3, "package", pair, seed, evaluate=True)
             for variant in ("package_cut_once", "loop_rebatch", "package_torch_like"):
                 add(3 if seed < 2 else 4, variant, pair, seed)
+    for seed in (2, 3):  # German-English, where the package trails: more seeds of both, then each ablation
+        add(5, "loop", "de-en", seed)
+        add(5, "package", "de-en", seed)
+    for seed in (0, 1):
+        for variant in ("package_loop_tokenizer", "package_torch_like", "package_cut_once"):
+            add(5, variant, "de-en", seed)
     return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
 
 
@@ -73,6 +82,7 @@ def command(run: dict, data: Path, work: Path, device: str, every: int = 25) -> 
     split = PAIRS[run["pair"]]
     files = {s: str(data / f"{split}.{s}.tsv") for s in ("train", "dev", "test")}
     out = str(work / run["name"])
+    extra = extra.replace("{loop_spm}", str(data.parent / "loop-spm" / f"loop_{split}.model"))
     if program == "loop":
         cmd = [sys.executable, str(HERE / "tf32.py"), *(["--default-cuda"] if device == "cuda" else []),
                str(HERE / "reference_loop.py"), "--train", files["train"], "--dev", files["dev"], "--test",
@@ -131,7 +141,8 @@ def run_all(args) -> int:
     work, out, data = Path(args.work), Path(args.out), Path(args.data)
     work.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    todo = [r for r in plan(args.steps) if r["tier"] <= args.tier and (not args.only or r["name"] in args.only)]
+    todo = [r for r in plan(args.steps) if (r["tier"] in args.tiers if args.tiers else r["tier"] <= args.tier)
+            and (not args.only or r["name"] in args.only)]
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     start, running, done = time.time(), {}, []
     provenance = {"commit": args.commit, "device": args.device_name or args.device, "machine": platform.node(),
@@ -230,7 +241,8 @@ def main(argv=None) -> int:
     r.add_argument("--workers", type=int, default=14)
     r.add_argument("--deadline", type=float, default=500, help="seconds after which nothing new starts and "
                    "runs still going are stopped")
-    r.add_argument("--tier", type=int, default=4)
+    r.add_argument("--tier", type=int, default=4, help="run the tiers up to this one")
+    r.add_argument("--tiers", type=int, nargs="*", help="run these tiers only")
     r.add_argument("--steps", type=int, default=1000)
     r.add_argument("--only", nargs="*", default=None)
     r.add_argument("--checkpoint-every", type=int, default=25, help="for the package runs that are evaluated "
