@@ -220,7 +220,7 @@ def format_scores(scores: dict) -> str:
 def length_warning(scores: dict, tolerance: float = 0.10) -> str | None:
     "One line when the output is more than `tolerance` shorter or longer than the references; else None."
     ratio = scores.get("length", {}).get("ratio")
-    if ratio is None or abs(ratio - 1) <= tolerance:
+    if ratio is None or abs(ratio - 1) <= tolerance + 1e-9:  # (22 / 20 - 1 is 0.10000000000000009)
         return None
     how = f"{1 - ratio:.0%} shorter" if ratio < 1 else f"{ratio - 1:.0%} longer"
     return (f"warning: the translations are {how} than the references (length ratio {ratio:.3f}); "
@@ -458,7 +458,8 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                                             "a file of translations against a file of references (--hyp/--ref).")
     p.add_argument("--model", type=Path, metavar="OUT", help="run directory (its newest checkpoint) or a checkpoint file")
     p.add_argument("--split", default="test", help="test (default) or dev")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N pairs of the split")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N pairs of the split (and of the dev "
+                   "split, with --tune)")
     p.add_argument("--samples", type=int, default=5, metavar="N", help="example translations to show (default: 5)")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the scores, settings and samples as JSON")
     p.add_argument("--hyp-out", type=Path, metavar="FILE", help="write the translations, one per line")
@@ -492,7 +493,7 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                     torch.set_num_threads(args.threads)
                 with one_line_warnings(p.prog):
                     tuned = tune_decoding(args.model, beam_size=args.beam or 4, batch_size=args.batch_size,
-                                          device=args.device, log=print)
+                                          device=args.device, limit=args.limit, log=print)
                 args.beam = None
             if (note := _resolve_decoding(args)) is not None:
                 print(note)

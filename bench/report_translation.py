@@ -427,3 +427,128 @@ def plot_cross_attention(runs: list[dict]) -> None:
         fig.tight_layout()
         fig.colorbar(image, ax=axes, fraction=0.03, pad=0.02, label="attention weight")
         plt.show()
+
+
+# ------------------------------------------------------------------------------------------------ every language
+PAIR_ORDER = ("de-en", "fr-en", "it-en", "ru-en", "zh-en")
+PAIR_NAMES = {"de-en": "German", "fr-en": "French", "it-en": "Italian", "ru-en": "Russian", "zh-en": "Chinese"}
+
+
+def load_multilingual(folder: str | Path = RESULTS / "multilingual") -> list[dict]:
+    "The runs of bench/multilingual.py whose training reached its last update (dev perplexity at 1,000)."
+    runs = []
+    for path in sorted(Path(folder).glob("*.json")):
+        if path.name.startswith("_"):
+            continue
+        r = json.loads(path.read_text(encoding="utf-8"))
+        if r.get("dev_curve") and r["dev_curve"][-1]["step"] == r["steps"]:
+            runs.append(r)
+    return runs
+
+
+def _greedy(run: dict) -> tuple[float, float, float] | None:
+    "Greedy test BLEU, brevity penalty and length ratio of a run (the loop's own decoding, or `evaluate --greedy`)."
+    g = run.get("evaluations", {}).get("greedy")
+    if g is None:
+        return None
+    if "bleu_text" in g:  # the loop
+        bp, ratio = re.search(r"BP = ([\d.]+) ratio = ([\d.]+)", g["bleu_text"]).groups()
+        return g["bleu"], float(bp), float(ratio)
+    return g["bleu"]["score"], g["length"]["bp"], g["length"]["ratio"]
+
+
+def _bleu(run: dict, how: str) -> float | None:
+    e = run.get("evaluations", {}).get(how)
+    return None if e is None else e["bleu"]["score"]
+
+
+def multilingual_summary(runs: list[dict] | None = None) -> dict:
+    """Per pair and variant: the seeds, dev perplexities, greedy (BLEU, BP, ratio), fixed and tuned BLEU, and the
+    decoding `evaluate --tune` chose; the means over seeds."""
+    runs = load_multilingual() if runs is None else runs
+    out: dict = {}
+    for r in sorted(runs, key=lambda r: r["seed"]):
+        cell = out.setdefault(r["pair"], {}).setdefault(r["variant"], {"seeds": [], "ppl": [], "greedy": {},
+                                                                        "fixed": {}, "tuned": {}, "chosen": {}})
+        cell["seeds"].append(r["seed"])
+        cell["ppl"].append(r["dev_curve"][-1]["dev_ppl"])
+        if (g := _greedy(r)) is not None:
+            cell["greedy"][r["seed"]] = g
+        for how in ("fixed", "tuned"):
+            if (b := _bleu(r, how)) is not None:
+                cell[how][r["seed"]] = b
+        if (t := r.get("evaluations", {}).get("tuned")) is not None:
+            cell["chosen"][r["seed"]] = t["tuned_on_dev"]["chosen"]
+    for pair in out.values():
+        for cell in pair.values():
+            cell["ppl_mean"] = statistics.mean(cell["ppl"])
+            if cell["greedy"]:
+                cell["ratio_mean"] = statistics.mean(g[2] for g in cell["greedy"].values())
+                cell["bleu_mean"] = statistics.mean(g[0] for g in cell["greedy"].values())
+    return out
+
+
+def multilingual_perplexity(summary: dict | None = None) -> None:
+    "Both programs on every pair: dev perplexity after 1,000 updates per seed, the mean, the package against the loop."
+    s = multilingual_summary() if summary is None else summary
+    print(f"{'pair':9} {'program':8} {'seeds':>5}  {'dev ppl per seed':27} {'mean':>6} {'vs loop':>8}")
+    for pair in PAIR_ORDER:
+        loop = s[pair]["loop"]["ppl_mean"]
+        for program in ("loop", "package"):
+            c = s[pair][program]
+            gap = "" if program == "loop" else f"{(c['ppl_mean'] / loop - 1):+.1%}"
+            ppl = ", ".join(f"{x:.2f}" for x in c["ppl"])
+            print(f"{PAIR_NAMES[pair] if program == 'loop' else '':9} {program:8} {len(c['seeds']):>5}  {ppl:27} "
+                  f"{c['ppl_mean']:6.2f} {gap:>8}")
+
+
+def multilingual_length(summary: dict | None = None) -> None:
+    "Greedy decoding of the last checkpoint: test BLEU and the output's length ratio per seed, and the mean ratio."
+    s = multilingual_summary() if summary is None else summary
+    print(f"{'pair':9} {'program':8}  {'BLEU per seed':27} {'length ratio per seed':27} {'mean':>5}")
+    for pair in PAIR_ORDER:
+        for program in ("loop", "package"):
+            g = s[pair][program]["greedy"]
+            bleu = ", ".join(f"{g[k][0]:.1f}" for k in sorted(g))
+            ratio = ", ".join(f"{g[k][2]:.2f}" for k in sorted(g))
+            print(f"{PAIR_NAMES[pair] if program == 'loop' else '':9} {program:8}  {bleu:27} {ratio:27} "
+                  f"{s[pair][program]['ratio_mean']:5.2f}")
+
+
+def multilingual_decoding(summary: dict | None = None) -> None:
+    """The package's test BLEU per seed: greedy; beam 4 with alpha 0.6 over the average of the last 5 checkpoints;
+    and the setting that `evaluate --tune` chose on the dev split, where recorded."""
+    s = multilingual_summary() if summary is None else summary
+    print(f"{'pair':9} {'seed':>4}  {'greedy':>7} {'α 0.6':>7} {'tuned':>7}  chosen on dev")
+    for pair in PAIR_ORDER:
+        c = s[pair]["package"]
+        for seed in sorted(c["fixed"]):
+            ch, tuned = c["chosen"].get(seed), c["tuned"].get(seed)
+            chosen = "" if ch is None else ("greedy" if ch["decoding"]["method"] == "greedy" else
+                                            f"beam, α {ch['decoding']['length_penalty']}") + f", average of {ch['avg']}"
+            tuned = f"{tuned:7.2f}" if tuned is not None else f"{'-':>7}"
+            print(f"{PAIR_NAMES[pair]:9} {seed:>4}  {c['greedy'][seed][0]:7.2f} {c['fixed'][seed]:7.2f} {tuned}  {chosen}")
+
+
+_VARIANT_LABELS = {
+    "package": "package, unchanged",
+    "package_cut_once": "  batches cut once (--no-rebatch)",
+    "package_loop_tokenizer": "  the loop's tokenizer",
+    "package_torch_like": "  model and loss like the loop's",
+    "loop": "loop, unchanged",
+    "loop_rebatch": "  batches cut anew every epoch",
+}
+
+
+def multilingual_ablation(summary: dict | None = None) -> None:
+    "Dev perplexity after 1,000 updates of each variant, per seed and mean, on the pairs where ablations ran."
+    s = multilingual_summary() if summary is None else summary
+    print(f"{'pair and variant':36} {'seeds':>5}  {'dev ppl per seed':27} {'mean':>6}")
+    for pair in PAIR_ORDER:
+        if not set(s[pair]) - {"loop", "package"}:
+            continue
+        print(PAIR_NAMES[pair])
+        for variant, label in _VARIANT_LABELS.items():
+            if (c := s[pair].get(variant)) is not None:
+                ppl = ", ".join(f"{x:.2f}" for x in c["ppl"])
+                print(f"  {label:34} {len(c['seeds']):>5}  {ppl:27} {c['ppl_mean']:6.2f}")

