@@ -4,15 +4,16 @@
 
 # %% auto #0
 __all__ = ['POSITIONAL_ENCODINGS', 'INITS', 'ARCHS', 'TO_OURS', 'Embeddings', 'EncoderLayer', 'DecoderLayer', 'clones', 'Encoder',
-           'Decoder', 'Generator', 'EncoderDecoder', 'TransformerConfig', 'init_weights', 'make_model_from_config',
-           'make_model', 'count_parameters', 'register_arch', 'build_model', 'unwrap', 'model_config_dict',
-           'transformer_parameter_count']
+           'Decoder', 'Generator', 'EncoderDecoder', 'TransformerConfig', 'init_weights', 'tie_embeddings',
+           'make_model_from_config', 'make_model', 'count_parameters', 'register_arch', 'build_model', 'unwrap',
+           'model_config_dict', 'transformer_parameter_count']
 
 # %% ../nbs/06_model.ipynb #8d3aef5a
 import copy
 import dataclasses
 import difflib
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -261,13 +262,15 @@ class TransformerConfig:
     N: int = 6  # layers in the encoder and in the decoder
     d_model: int = 512  # width of embeddings and of every sub-layer's output
     d_ff: int = 2048  # inner width of the feed-forward networks
-    h: int = 8  # attention heads; d_k = d_v = d_model / h
+    h: int = 8  # attention heads; d_v = d_model / h
     dropout: float = 0.1  # P_drop (§5.4)
-    share_embeddings: bool = False  # one matrix for source/target embeddings and the pre-softmax projection (§3.4)
+    share_embeddings: bool = True  # §3.4: one matrix for both embeddings and the pre-softmax projection (two
+                                   # vocabularies: the target embedding and the projection only; see `tied`)
     norm_first: bool = False  # False: the paper's post-norm; True: the pre-norm variant
     max_positions: int = 5000  # rows of the positional table: the longest sequence the model accepts
     positional: str = "sinusoidal"  # a key of POSITIONAL_ENCODINGS: sinusoidal (§3.5) or learned (Table 3, E)
     init: str = "default"  # one of INITS: how init_weights draws the weights
+    d_k: int | None = None  # width of each head's queries and keys; None: d_model / h (Table 3, row B: smaller)
 
     def __post_init__(self):
         for name in ("src_vocab", "tgt_vocab", "N", "d_model", "d_ff", "h", "max_positions"):  # numpy ints -> int
@@ -275,20 +278,29 @@ class TransformerConfig:
         if self.d_model % self.h:
             raise ValueError(f"d_model={self.d_model} is not divisible by h={self.h}")
         object.__setattr__(self, "dropout", check_probability(self.dropout))
+        if self.d_k is not None:
+            object.__setattr__(self, "d_k", check_int(self.d_k, "d_k", minimum=1))
         for name in ("share_embeddings", "norm_first"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         for name, choices in (("positional", tuple(POSITIONAL_ENCODINGS)), ("init", INITS)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
-        if self.share_embeddings and self.src_vocab != self.tgt_vocab:
-            raise ValueError(f"share_embeddings=True needs one shared vocabulary, "
-                             f"got src_vocab={self.src_vocab} and tgt_vocab={self.tgt_vocab}")
 
     @property
-    def d_k(self) -> int:
-        "Width of each head's queries, keys and values: $d_k = d_v = d_{model}/h$ (§3.2.2)."
-        return self.d_model // self.h
+    def tied(self) -> tuple[str, ...]:
+        "The $V \\times d_{model}$ matrices that share one weight (§3.4): all three, the target's two, or none."
+        if not self.share_embeddings:
+            return ()
+        if self.src_vocab != self.tgt_vocab:  # a source table of another size cannot be the same matrix
+            return ("target embedding", "pre-softmax projection")
+        return ("source embedding", "target embedding", "pre-softmax projection")
+
+    @property
+    def head_dims(self) -> tuple[int, int]:
+        "$(d_k, d_v)$: each head's query/key width and value width; $d_k = d_v = d_{model}/h$ unless `d_k` is given."
+        d_v = self.d_model // self.h
+        return (self.d_k or d_v, d_v)
 
 
 # %% ../nbs/06_model.ipynb #e3b2ed7e
@@ -329,9 +341,11 @@ def init_weights(
         return
     for m in model.modules():
         if isinstance(m, MultiHeadAttention):
-            # one input feeds queries, keys and values: n_in = d_model, n_out = 3 d_model (nn.MultiheadAttention too)
+            # one input feeds queries, keys and values: n_in = d_model, n_out = 3 d_model (nn.MultiheadAttention too;
+            # with a smaller d_k, row B of Table 3, n_out is the three projections' widths added up)
             d_model = m.w_q.in_features
-            bound = math.sqrt(6 / (d_model + 3 * d_model))
+            n_out = m.w_q.out_features + m.w_k.out_features + m.w_v.out_features
+            bound = math.sqrt(6 / (d_model + n_out))
             for proj in (m.w_q, m.w_k, m.w_v):
                 nn.init.uniform_(proj.weight, -bound, bound)
         elif isinstance(m, Embeddings):
@@ -343,18 +357,29 @@ def init_weights(
 
 
 # %% ../nbs/06_model.ipynb #95c845af
+def tie_embeddings(config: TransformerConfig, src_embed: Embeddings, tgt_embed: Embeddings, generator: Generator) -> None:
+    "Share one weight matrix between the modules `config.tied` names (§3.4); say so when a vocabulary differs."
+    if not config.tied:
+        return
+    generator.proj.weight = tgt_embed.lut.weight  # the generator keeps its own bias
+    if "source embedding" in config.tied:
+        src_embed.lut.weight = tgt_embed.lut.weight
+    else:
+        warnings.warn(f"share_embeddings: the source vocabulary ({config.src_vocab}) differs from the target's "
+                      f"({config.tgt_vocab}), so only the target embedding and the pre-softmax projection share a "
+                      "matrix (§3.4); share_embeddings=False ties nothing", stacklevel=3)
+
+
 def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     "Build (and initialise) the Transformer described by `config`."
     c = copy.deepcopy
     d_model, dropout, norm_first = config.d_model, config.dropout, config.norm_first
-    attn = MultiHeadAttention(config.h, d_model, dropout)
+    attn = MultiHeadAttention(config.h, d_model, dropout, d_k=config.d_k)
     ff = PositionwiseFeedForward(d_model, config.d_ff, dropout)
     position = POSITIONAL_ENCODINGS[config.positional](d_model, dropout, config.max_positions)
     src_embed, tgt_embed = Embeddings(config.src_vocab, d_model), Embeddings(config.tgt_vocab, d_model)
     generator = Generator(d_model, config.tgt_vocab)
-    if config.share_embeddings:  # §3.4: one matrix, three uses
-        src_embed.lut.weight = tgt_embed.lut.weight
-        generator.proj.weight = tgt_embed.lut.weight
+    tie_embeddings(config, src_embed, tgt_embed, generator)
     model = EncoderDecoder(
         Encoder(EncoderLayer(d_model, c(attn), c(ff), dropout, norm_first), config.N),
         Decoder(DecoderLayer(d_model, c(attn), c(attn), c(ff), dropout, norm_first), config.N),
@@ -375,15 +400,17 @@ def make_model(
     d_ff: int = 2048,  # feed-forward inner width
     h: int = 8,  # attention heads
     dropout: float = 0.1,  # P_drop
-    share_embeddings: bool = False,  # tie source/target embeddings and the pre-softmax projection (§3.4)
+    share_embeddings: bool = True,  # tie the embeddings and the pre-softmax projection (§3.4; see TransformerConfig)
     norm_first: bool = False,  # pre-norm variant instead of the paper's post-norm
     max_positions: int = 5000,  # longest sequence the positional table covers
     positional: str = "sinusoidal",  # "sinusoidal" (§3.5) or "learned" (Table 3, row E)
     init: str = "default",  # initialisation rule: "default" or "harvard"
+    d_k: int | None = None,  # width of each head's queries and keys (None: d_model / h; Table 3, row B)
 ) -> EncoderDecoder:
     "Build the Transformer; the defaults give the paper's base model."
     return make_model_from_config(TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout,
-                                                    share_embeddings, norm_first, max_positions, positional, init))
+                                                    share_embeddings, norm_first, max_positions, positional, init,
+                                                    d_k))
 
 
 def count_parameters(model: nn.Module) -> int:
@@ -448,7 +475,8 @@ def model_config_dict(model: nn.Module) -> dict:
 def transformer_parameter_count(config: TransformerConfig) -> int:
     "Parameter count of `make_model_from_config(config)` by formula (each shared parameter once)."
     d, d_ff, N = config.d_model, config.d_ff, config.N
-    attention = 4 * (d * d + d)  # w_q, w_k, w_v, w_o with biases
+    d_k, _ = config.head_dims
+    attention = 2 * (d * config.h * d_k + config.h * d_k) + 2 * (d * d + d)  # w_q, w_k (h d_k wide), w_v, w_o
     feed_forward = 2 * d * d_ff + d_ff + d  # w_1, w_2 with biases
     norm = 2 * d  # gain and bias
     encoder = N * (attention + feed_forward + 2 * norm)
@@ -456,8 +484,11 @@ def transformer_parameter_count(config: TransformerConfig) -> int:
     final_norms = 2 * norm if config.norm_first else 0
     # a learned table has a row per position; the source and target sides each get their own copy
     positions = 2 * config.max_positions * d if config.positional == "learned" else 0
-    if config.share_embeddings:
+    # the three V x d matrices (source table, target table, generator weight), a shared one counted once
+    if len(config.tied) == 3:
         embeddings = config.tgt_vocab * d  # one matrix, three uses
+    elif config.tied:
+        embeddings = (config.src_vocab + config.tgt_vocab) * d  # the target table is the generator weight
     else:
-        embeddings = (config.src_vocab + 2 * config.tgt_vocab) * d  # source table, target table, generator weight
+        embeddings = (config.src_vocab + 2 * config.tgt_vocab) * d
     return encoder + decoder + final_norms + positions + embeddings + config.tgt_vocab  # + generator bias

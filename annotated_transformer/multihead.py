@@ -68,21 +68,25 @@ class MultiHeadAttention(nn.Module):
     def __init__(
         self,
         h: int,  # number of heads
-        d_model: int,  # width of the inputs and the output; d_k = d_v = d_model // h
+        d_model: int,  # width of the inputs and the output; d_v = d_model // h
         dropout: float = 0.1,  # dropout on the attention weights (Harvard/PyTorch convention, not in the paper)
         bias: bool = True,  # biases in the four projections (the paper's formula has none)
+        d_k: int | None = None,  # width of each head's queries and keys; None: d_model // h (Table 3 row B varies it)
     ):
         super().__init__()
         if h < 1:
             raise ValueError(f"h must be a positive number of heads, got h={h}")
         if d_model % h != 0:
             raise ValueError(f"d_model={d_model} is not divisible by h={h}")
+        if d_k is not None and (isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1):
+            raise ValueError(f"d_k must be a positive integer or None, got {d_k!r}")
         self.h, self.d_model = h, d_model
-        # d_k = d_v = d_model / h
-        self.d_k = d_model // h
+        # d_v = d_model / h, so that the h heads concatenate to d_model; d_k = d_v unless given (row B of Table 3)
+        self.d_v = d_model // h
+        self.d_k = self.d_v if d_k is None else d_k
         # W^Q, W^K, W^V for all heads at once (head i owns output features i*d_k ... (i+1)*d_k - 1), and W^O
-        self.w_q = nn.Linear(d_model, d_model, bias=bias)
-        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_q = nn.Linear(d_model, h * self.d_k, bias=bias)
+        self.w_k = nn.Linear(d_model, h * self.d_k, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
@@ -123,14 +127,14 @@ def forward(
 ) -> Tensor:  # (batch, n_queries, d_model)
     self._check_inputs(query, key, value)
     b, n = query.size(0), query.size(1)
-    # Q W_i^Q, K W_i^K, V W_i^V for every head i: (b, len, d_model) -> (b, len, h, d_k) -> (b, h, len, d_k)
+    # Q W_i^Q, K W_i^K, V W_i^V for every head i: (b, len, d_model) -> (b, len, h, d_k) -> (b, h, len, d_k) (d_v for V)
     q = self.w_q(query).view(b, n, self.h, self.d_k).transpose(1, 2)
     if cache is not None and cache.fixed and cache.length:  # memory keys/values: projected at the first step
         k, v = cache.keys, cache.values
     else:
         m = key.size(1)
         k = self.w_k(key).view(b, m, self.h, self.d_k).transpose(1, 2)
-        v = self.w_v(value).view(b, m, self.h, self.d_k).transpose(1, 2)
+        v = self.w_v(value).view(b, m, self.h, self.d_v).transpose(1, 2)
         if cache is not None:  # the new positions' keys/values join those of the earlier steps
             k, v = cache.update(k, v)
     m = k.size(2)
@@ -139,14 +143,14 @@ def forward(
             check_mask(mask, (b, n, m))
             mask = mask.unsqueeze(1)  # (batch, 1|n, m) -> (batch, 1, 1|n, m): the same for every head
         check_mask(mask, (b, self.h, n, m))
-    # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_k)
+    # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)
     if self.keep_weights:
         x, weights = attention(q, k, v, mask, dropout=self.dropout)
         self.attn = weights.detach()
     else:
         x = fused_attention(q, k, v, mask, dropout_p=self.dropout.p if self.training else 0.0)
         self.attn = None
-    # Concat(head_1, ..., head_h): (b, h, n, d_k) -> (b, n, h, d_k) -> (b, n, d_model)
+    # Concat(head_1, ..., head_h): (b, h, n, d_v) -> (b, n, h, d_v) -> (b, n, d_model)
     x = x.transpose(1, 2).reshape(b, n, self.d_model)
     # MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
     return self.w_o(x)

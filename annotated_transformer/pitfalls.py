@@ -22,7 +22,7 @@ from fastcore.basics import patch_to
 from .attention import attention
 from .decoding import beam_search
 from .masking import causal_mask, padding_mask
-from .model import Generator, init_weights, make_model_from_config
+from .model import Generator, init_weights, make_model_from_config, tie_embeddings
 from .multihead import MultiHeadAttention
 from .sublayers import AddAndNorm
 from .translate import bleu_and_chrf, score_translations
@@ -265,8 +265,8 @@ PITFALLS["embedding_scale"] = Pitfall(
 # %% ../nbs/11_pitfalls.ipynb #92a27443
 PITFALLS["shared_typo"] = Pitfall(
     "weight sharing with a misspelt attribute: nothing is shared",
-    Mutation(make_model_from_config, ("generator.proj.weight = tgt_embed.lut.weight",
-                                      "generator.proj.weigth = tgt_embed.lut.weight")),
+    Mutation(tie_embeddings, ("generator.proj.weight = tgt_embed.lut.weight",
+                              "generator.proj.weigth = tgt_embed.lut.weight")),
     "tests/test_model.py::test_shared_weights_are_one_parameter",
     chapter="06_model",
     reports=("https://github.com/harvardnlp/annotated-transformer/issues/93",))

@@ -14,7 +14,7 @@ from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
 
 from .multihead import keep_attention_weights
-from .model import (POSITIONAL_ENCODINGS, register_arch, Embeddings, EncoderDecoder, Generator,
+from .model import (POSITIONAL_ENCODINGS, register_arch, tie_embeddings, Embeddings, EncoderDecoder, Generator,
                                          TransformerConfig, init_weights, make_model_from_config)
 
 # %% auto #0
@@ -40,21 +40,23 @@ class TorchTransformer(nn.Module):
         src_vocab: int, tgt_vocab: int,  # vocabulary sizes
         N: int = 6, d_model: int = 512, d_ff: int = 2048, h: int = 8,  # as make_model
         dropout: float = 0.1,
-        share_embeddings: bool = False,  # tie source/target embeddings and the pre-softmax projection (§3.4)
+        share_embeddings: bool = True,  # tie the embeddings and the pre-softmax projection (§3.4), as make_model
         norm_first: bool = False,  # pre-norm layers (then nn.Transformer's final norms are kept)
         max_positions: int = 5000,  # rows of the positional table
         positional: str = "sinusoidal",  # "sinusoidal" or "learned", as make_model
         init: str = "default",  # initialisation rule, as make_model
+        d_k: int | None = None,  # must be d_model / h: nn.MultiheadAttention has no narrower keys (Table 3, row B)
     ):
         super().__init__()
         self.config = TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
-                                        norm_first, max_positions, positional, init)  # validates, as make_model
+                                        norm_first, max_positions, positional, init, d_k)  # validates, as make_model
+        if self.config.head_dims[0] != self.config.head_dims[1]:
+            raise ValueError(f"--arch torch: nn.MultiheadAttention needs d_k = d_model / h = {self.config.head_dims[1]}, "
+                             f"got d_k={d_k}; use our layers (--arch ours) for row B of Table 3")
         self.h = h
         src_embed, tgt_embed = Embeddings(src_vocab, d_model), Embeddings(tgt_vocab, d_model)
         self.generator = Generator(d_model, tgt_vocab)
-        if share_embeddings:  # one matrix, three uses, as in make_model
-            src_embed.lut.weight = tgt_embed.lut.weight
-            self.generator.proj.weight = tgt_embed.lut.weight
+        tie_embeddings(self.config, src_embed, tgt_embed, self.generator)  # as make_model
         position = POSITIONAL_ENCODINGS[positional]
         self.src_embed = nn.Sequential(src_embed, position(d_model, dropout, max_positions))
         self.tgt_embed = nn.Sequential(tgt_embed, position(d_model, dropout, max_positions))

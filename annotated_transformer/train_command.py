@@ -46,12 +46,13 @@ _MODEL_HELP = {  # TransformerConfig's fields as flags (its vocabulary sizes com
     "d_ff": "inner width of the feed-forward sublayers",
     "h": "attention heads (must divide d_model)",
     "dropout": "dropout rate P_drop (§5.4)",
-    "share_embeddings": "one weight matrix for source/target embeddings and the pre-softmax projection (§3.4); "
-                        "needs a shared vocabulary",
+    "share_embeddings": "one weight matrix for source/target embeddings and the pre-softmax projection (§3.4; "
+                        "with two vocabularies, the target embedding and the projection only)",
     "norm_first": "pre-norm instead of the paper's post-norm",
     "max_positions": "rows of the positional table: the longest sequence the model accepts",
     "positional": "positional encoding: sinusoidal (§3.5) or learned (Table 3, row E)",
     "init": "weight initialisation: default or harvard (chapter 06)",
+    "d_k": "width of each head's queries and keys; None means d_model / h (Table 3, row B makes it smaller)",
 }
 _OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"}  # read, not listed
 _GROUPS = {
@@ -367,9 +368,6 @@ def _check_data(cfg: TrainConfig, data, files: dict[str, bytes], out: Path, star
             if (out / name).is_file() and (out / name).read_bytes() != content:
                 raise ValueError(f"{out / name} is in the way: the data builder writes a different {name} "
                                  "there. Move it away, or use another --out")
-    if cfg.model.share_embeddings and data.src_vocab != data.tgt_vocab:
-        raise ValueError(f"share_embeddings needs a shared vocabulary, but the data has {data.src_vocab} source "
-                         f"and {data.tgt_vocab} target tokens: use --no-share-embeddings")
 
 
 def _code_version() -> dict:

@@ -304,10 +304,24 @@ def test_shared_weight_gets_gradient_from_all_three_uses():
     torch.testing.assert_close(tied.tgt_embed[0].lut.weight.grad, sum(parts), atol=1e-12, rtol=0)
 
 
-def test_sharing_needs_one_vocabulary():
-    with pytest.raises(ValueError, match=r"share_embeddings=True needs one shared vocabulary, "
-                                         r"got src_vocab=100 and tgt_vocab=120"):
-        make_model(100, 120, share_embeddings=True)
+def test_the_default_ties_as_the_paper_does_and_what_it_can_with_two_vocabularies():
+    "§3.4 by default: the base model with its one shared matrix is 63.1M; two vocabularies tie the target's two."
+    with torch.device("meta"):
+        base = make_model(37000, 37000)
+    assert 63e6 < count_parameters(base) < 65e6 and count_parameters(base) == 63_119_496
+    assert base.src_embed[0].lut.weight is base.tgt_embed[0].lut.weight is base.generator.proj.weight
+    with pytest.warns(UserWarning, match=r"the source vocabulary \(100\) differs from the target's \(120\), so only "
+                                         r"the target embedding and the pre-softmax projection share a matrix"):
+        two = make_model(100, 120, N=1, d_model=16, d_ff=32, h=2)
+    assert two.generator.proj.weight is two.tgt_embed[0].lut.weight
+    assert two.src_embed[0].lut.weight is not two.tgt_embed[0].lut.weight
+    assert count_parameters(two) == transformer_parameter_count(two.config)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to say when nothing is tied, or everything
+        untied = make_model(100, 120, N=1, d_model=16, d_ff=32, h=2, share_embeddings=False)
+        make_model(100, 100, N=1, d_model=16, d_ff=32, h=2)
+    assert count_parameters(untied) - count_parameters(two) == 120 * 16 and untied.config.tied == ()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -346,7 +360,7 @@ def test_make_model_from_config_matches_make_model():
 def test_defaults_are_the_base_model():
     cfg = TransformerConfig(100, 100)
     assert (cfg.N, cfg.d_model, cfg.d_ff, cfg.h, cfg.dropout, cfg.max_positions) == (6, 512, 2048, 8, 0.1, 5000)
-    assert (cfg.share_embeddings, cfg.norm_first) == (False, False)
+    assert (cfg.share_embeddings, cfg.norm_first) == (True, False)  # §3.4 ties the weights; post-norm
 
 
 def test_xavier_initialisation():

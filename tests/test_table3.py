@@ -29,6 +29,7 @@ t3 = _load_table3()
 # ---- the rows ---------------------------------------------------------------------------------------------------
 PAPER_ROWS = {  # Table 3 as printed: the values each row changes (d_k = d_model / h where the paper lists it)
     "A_h1": dict(h=1, d_k=512), "A_h4": dict(h=4, d_k=128), "A_h16": dict(h=16, d_k=32), "A_h32": dict(h=32, d_k=16),
+    "B_dk16": dict(d_k=16), "B_dk32": dict(d_k=32),  # d_v stays 64
     "C_N2": dict(N=2), "C_N4": dict(N=4), "C_N8": dict(N=8),
     "C_d256": dict(d_model=256, d_k=32), "C_d1024": dict(d_model=1024, d_k=128),
     "C_ff1024": dict(d_ff=1024), "C_ff4096": dict(d_ff=4096),
@@ -42,19 +43,18 @@ PAPER_BASE = dict(N=6, d_model=512, d_ff=2048, h=8, d_k=64, dropout=0.1, label_s
 def test_each_row_at_the_paper_size_is_the_papers_row(variant):
     "Applied to the paper's base model, each variant changes exactly what Table 3 changes, nothing else."
     got = t3.settings_at_paper(variant)
-    got["d_k"] = got["d_model"] // got["h"]
+    got.setdefault("d_k", got["d_model"] // got["h"])  # rows other than B leave d_k = d_model / h
     assert got == {**PAPER_BASE, **PAPER_ROWS[variant]}
 
 
 def test_every_row_of_table3_is_listed_with_the_papers_numbers():
-    assert set(t3.VARIANTS) == {"base", "B_dk16", "B_dk32", "big", *PAPER_ROWS} == set(t3.PAPER)
+    assert set(t3.VARIANTS) == {"base", "big", *PAPER_ROWS} == set(t3.PAPER)
     assert t3.PAPER["base"] == dict(ppl=4.92, bleu=25.8, params=65)
     assert (t3.PAPER["A_h1"]["ppl"], t3.PAPER["C_N2"]["bleu"], t3.PAPER["D_ls0"]["ppl"]) == (5.29, 23.7, 4.67)
     assert [v.row for v in t3.VARIANTS.values()] == sorted(v.row for v in t3.VARIANTS.values())  # grouped A-E
-    for name in ("B_dk16", "B_dk32"):  # row B cannot run: the model ties d_k to d_model / h
-        assert "d_k = d_v = d_model/h" in t3.VARIANTS[name].reason
-        with pytest.raises(ValueError, match="cannot run"):
-            t3.settings("mini", name)
+    # row B keeps d_model and h and narrows the keys: a quarter and a half of the scale's d_model / h
+    assert t3.settings("mini", "B_dk16")["d_k"] == 4 and t3.settings("mini", "B_dk32")["d_k"] == 8
+    assert t3.settings("reference", "B_dk16")["d_k"] == 16 and "d_k" not in t3.settings("mini", "A_h4")
 
 
 @pytest.mark.parametrize("variant", [v for v, p in t3.PAPER.items() if p["params"] and not t3.VARIANTS[v].reason])
@@ -115,7 +115,7 @@ def test_collector_builds_the_table(results):
     assert base["seeds"] == [0, 1, 2] and base["dev_ppl"] == (31.0, 1.0) and base["parameters"] == 1000
     assert base["bleu_beam"][0] == pytest.approx(6.0) and base["minutes"][0] == pytest.approx(2.0 + 1 / 60)
     assert lines["A_h1"]["dev_ppl"] == (40.5, pytest.approx(math.sqrt(0.5)))
-    assert lines["C_N2"]["not_run"] == "not run" and "d_k" in lines["B_dk16"]["not_run"]
+    assert lines["C_N2"]["not_run"] == lines["B_dk16"]["not_run"] == "not run"  # (no fixture records for them)
     assert math.isnan(lines["D_ls0"]["dev_ppl"][1])  # one seed: no spread
     text = t3.format_table(t3.table(records))
     assert "31.0 ± 1.0" in text and "not run" in text

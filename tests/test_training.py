@@ -165,11 +165,11 @@ def test_copy_task_settings_are_data_options_and_old_keys_still_load():
         get_data_builder("copy")(TrainConfig(data_options={"len": 3}))
 
 
-def test_share_embeddings_needs_one_vocabulary():
-    with pytest.raises(ValueError, match="share_embeddings=True needs one shared vocabulary"):
-        dataclasses.replace(TrainConfig().model, src_vocab=100, tgt_vocab=200)
+def test_share_embeddings_with_two_vocabularies_ties_the_target_side():
+    two = dataclasses.replace(TrainConfig().model, src_vocab=100, tgt_vocab=200)
+    assert two.tied == ("target embedding", "pre-softmax projection")
     untied = TrainConfig.from_dict({"model": {"share_embeddings": False}}).model
-    assert dataclasses.replace(untied, src_vocab=100, tgt_vocab=200).tgt_vocab == 200
+    assert dataclasses.replace(untied, src_vocab=100, tgt_vocab=200).tied == ()
 
 
 def test_train_config_holds_one_model_config_and_reads_old_flat_settings():
