@@ -17,7 +17,7 @@ from .checks import check_int
 from .masking import causal_mask
 from .model import DecoderLayer, EncoderDecoder
 from .multihead import MultiHeadAttention
-from .positional import LearnedPositionalEncoding, PositionalEncoding
+from .positional import LearnedPositionalEncoding, PositionalEncoding, RotaryPositions
 
 # %% auto #0
 __all__ = ['IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search']
@@ -27,7 +27,7 @@ def _split_target_embedding(model: EncoderDecoder) -> tuple[nn.Module, nn.Module
     "model.tgt_embed as (token embedding, positional encoding with an `offset` argument)."
     emb = getattr(model, "tgt_embed", None)
     if (isinstance(emb, nn.Sequential) and len(emb) == 2
-            and isinstance(emb[1], (PositionalEncoding, LearnedPositionalEncoding))):
+            and isinstance(emb[1], (PositionalEncoding, LearnedPositionalEncoding, RotaryPositions))):
         return emb[0], emb[1]
     raise TypeError("the KV cache needs model.tgt_embed = nn.Sequential(Embeddings, PositionalEncoding) as "
                     f"make_model builds it, got {type(emb).__name__}; decode with use_cache=False instead")

@@ -25,7 +25,7 @@ from torch import Tensor, nn
 from .attention import check_mask
 from .checks import check_int, check_probability, check_token_ids
 from .multihead import KVCache, MultiHeadAttention
-from .positional import LearnedPositionalEncoding, PositionalEncoding
+from .positional import LearnedPositionalEncoding, PositionalEncoding, RotaryPositions, apply_rotary
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 
 # %% ../nbs/06_model.ipynb #2d686a2e
@@ -249,7 +249,8 @@ class EncoderDecoder(nn.Module):
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
 # %% ../nbs/06_model.ipynb #d71825ba
-POSITIONAL_ENCODINGS = {"sinusoidal": PositionalEncoding, "learned": LearnedPositionalEncoding}  # §3.5, Table 3 (E)
+POSITIONAL_ENCODINGS = {"sinusoidal": PositionalEncoding, "learned": LearnedPositionalEncoding,  # §3.5, Table 3 (E)
+                        "rope": RotaryPositions}  # beyond the paper: rotary positions in the self-attentions (ch. 04)
 INITS = ("default", "harvard")  # the rules of init_weights (below)
 
 
@@ -268,7 +269,7 @@ class TransformerConfig:
                                    # vocabularies: the target embedding and the projection only; see `tied`)
     norm_first: bool = False  # False: the paper's post-norm; True: the pre-norm variant
     max_positions: int = 5000  # rows of the positional table: the longest sequence the model accepts
-    positional: str = "sinusoidal"  # a key of POSITIONAL_ENCODINGS: sinusoidal (§3.5) or learned (Table 3, E)
+    positional: str = "sinusoidal"  # a key of POSITIONAL_ENCODINGS: sinusoidal (§3.5), learned (Table 3, E) or rope
     init: str = "default"  # one of INITS: how init_weights draws the weights
     d_k: int | None = None  # width of each head's queries and keys; None: d_model / h (Table 3, row B: smaller)
 
@@ -374,15 +375,17 @@ def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     "Build (and initialise) the Transformer described by `config`."
     c = copy.deepcopy
     d_model, dropout, norm_first = config.d_model, config.dropout, config.norm_first
-    attn = MultiHeadAttention(config.h, d_model, dropout, d_k=config.d_k)
+    attn = self_attn = MultiHeadAttention(config.h, d_model, dropout, d_k=config.d_k)
+    if config.positional == "rope":  # chapter 04: turn the queries and keys of the self-attentions, not of the
+        self_attn = MultiHeadAttention(config.h, d_model, dropout, d_k=config.d_k, rotate=apply_rotary)  # cross one
     ff = PositionwiseFeedForward(d_model, config.d_ff, dropout)
     position = POSITIONAL_ENCODINGS[config.positional](d_model, dropout, config.max_positions)
     src_embed, tgt_embed = Embeddings(config.src_vocab, d_model), Embeddings(config.tgt_vocab, d_model)
     generator = Generator(d_model, config.tgt_vocab)
     tie_embeddings(config, src_embed, tgt_embed, generator)
     model = EncoderDecoder(
-        Encoder(EncoderLayer(d_model, c(attn), c(ff), dropout, norm_first), config.N),
-        Decoder(DecoderLayer(d_model, c(attn), c(attn), c(ff), dropout, norm_first), config.N),
+        Encoder(EncoderLayer(d_model, c(self_attn), c(ff), dropout, norm_first), config.N),
+        Decoder(DecoderLayer(d_model, c(self_attn), c(attn), c(ff), dropout, norm_first), config.N),
         nn.Sequential(src_embed, c(position)),
         nn.Sequential(tgt_embed, c(position)),
         generator,
@@ -403,7 +406,7 @@ def make_model(
     share_embeddings: bool = True,  # tie the embeddings and the pre-softmax projection (§3.4; see TransformerConfig)
     norm_first: bool = False,  # pre-norm variant instead of the paper's post-norm
     max_positions: int = 5000,  # longest sequence the positional table covers
-    positional: str = "sinusoidal",  # "sinusoidal" (§3.5) or "learned" (Table 3, row E)
+    positional: str = "sinusoidal",  # "sinusoidal" (§3.5), "learned" (Table 3, row E) or "rope" (chapter 04)
     init: str = "default",  # initialisation rule: "default" or "harvard"
     d_k: int | None = None,  # width of each head's queries and keys (None: d_model / h; Table 3, row B)
 ) -> EncoderDecoder:

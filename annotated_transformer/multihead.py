@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import Callable
 
 import torch
 from fastcore.basics import patch
@@ -72,6 +73,8 @@ class MultiHeadAttention(nn.Module):
         dropout: float = 0.1,  # dropout on the attention weights (Harvard/PyTorch convention, not in the paper)
         bias: bool = True,  # biases in the four projections (the paper's formula has none)
         d_k: int | None = None,  # width of each head's queries and keys; None: d_model // h (Table 3 row B varies it)
+        rotate: Callable[[Tensor, Tensor], Tensor] | None = None,  # (x, positions) -> x turned by position: RoPE,
+                                                                  # chapter 04 (self-attention only)
     ):
         super().__init__()
         if h < 1:
@@ -84,6 +87,7 @@ class MultiHeadAttention(nn.Module):
         # d_v = d_model / h, so that the h heads concatenate to d_model; d_k = d_v unless given (row B of Table 3)
         self.d_v = d_model // h
         self.d_k = self.d_v if d_k is None else d_k
+        self.rotate = rotate
         # W^Q, W^K, W^V for all heads at once (head i owns output features i*d_k ... (i+1)*d_k - 1), and W^O
         self.w_q = nn.Linear(d_model, h * self.d_k, bias=bias)
         self.w_k = nn.Linear(d_model, h * self.d_k, bias=bias)
@@ -129,12 +133,18 @@ def forward(
     b, n = query.size(0), query.size(1)
     # Q W_i^Q, K W_i^K, V W_i^V for every head i: (b, len, d_model) -> (b, len, h, d_k) -> (b, h, len, d_k) (d_v for V)
     q = self.w_q(query).view(b, n, self.h, self.d_k).transpose(1, 2)
+    if self.rotate is not None:  # relative positions (chapter 04's RoPE): q and k turned by their positions
+        start = cache.length if cache is not None else 0  # when decoding, the new positions follow the cached ones
+        positions = torch.arange(start, start + n, device=q.device)
+        q = self.rotate(q, positions)
     if cache is not None and cache.fixed and cache.length:  # memory keys/values: projected at the first step
         k, v = cache.keys, cache.values
     else:
         m = key.size(1)
         k = self.w_k(key).view(b, m, self.h, self.d_k).transpose(1, 2)
         v = self.w_v(value).view(b, m, self.h, self.d_v).transpose(1, 2)
+        if self.rotate is not None:
+            k = self.rotate(k, positions)  # (self-attention: the keys are the same positions as the queries)
         if cache is not None:  # the new positions' keys/values join those of the earlier steps
             k, v = cache.update(k, v)
     m = k.size(2)

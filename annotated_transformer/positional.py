@@ -13,7 +13,7 @@ from torch import Tensor, nn
 from .checks import check_int  # int arguments: a clear error for bool/float/too small
 
 # %% auto #0
-__all__ = ['sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding']
+__all__ = ['sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding', 'apply_rotary', 'RotaryPositions']
 
 # %% ../nbs/04_positional.ipynb #cc1f90e8
 def sinusoidal_encoding(
@@ -115,3 +115,35 @@ class LearnedPositionalEncoding(nn.Module):
         positions = torch.arange(offset, offset + seq, device=x.device)
         # x + P(pos); (seq, d_model) broadcasts over the batch
         return self.dropout(x + self.embedding(positions).to(x.dtype))
+
+# %% ../nbs/04_positional.ipynb #d7f8a35e
+def apply_rotary(
+    x: Tensor,  # (..., seq, dim), dim even: queries or keys of one or more heads
+    positions: Tensor,  # (seq,) the position of each row (an integer tensor)
+    base: float = 10000.0,  # theta_i = base^(-2i/dim), the frequencies of §3.5
+) -> Tensor:  # x with pair i of every row at position m rotated by m * theta_i (RoPE)
+    "Rotate each pair $(x_{2i}, x_{2i+1})$ of the last dimension by the angle $m\\theta_i$ (Su et al., 2021)."
+    dim = x.size(-1)
+    if dim % 2:
+        raise ValueError(f"rotary positions need an even width, got {dim}")
+    theta = base ** (-torch.arange(0, dim, 2, device=x.device, dtype=torch.float64) / dim)  # (dim/2,)
+    angle = positions.to(torch.float64)[:, None] * theta  # (seq, dim/2), in float64 as the sinusoids
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+
+
+class RotaryPositions(nn.Module):
+    "The positional module of a RoPE model: the attention rotates q and k, so nothing is added; dropout (§5.4) stays."
+
+    def __init__(self, d_model: int, dropout: float = 0.1, max_positions: int = 5000):
+        super().__init__()
+        self.d_model, self.max_positions = check_int(d_model, "d_model", minimum=1), check_int(max_positions, "max_positions", minimum=1)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:  # dropout(x), (batch, seq, d_model)
+        _check_input(x, self.d_model, self.max_positions, offset)
+        return self.dropout(x)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, max_positions={self.max_positions}"

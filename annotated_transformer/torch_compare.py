@@ -50,6 +50,9 @@ class TorchTransformer(nn.Module):
         super().__init__()
         self.config = TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
                                         norm_first, max_positions, positional, init, d_k)  # validates, as make_model
+        if positional == "rope":
+            raise ValueError("--arch torch: nn.MultiheadAttention cannot turn queries and keys (positional='rope'); "
+                             "use our layers (--arch ours)")
         if self.config.head_dims[0] != self.config.head_dims[1]:
             raise ValueError(f"--arch torch: nn.MultiheadAttention needs d_k = d_model / h = {self.config.head_dims[1]}, "
                              f"got d_k={d_k}; use our layers (--arch ours) for row B of Table 3")

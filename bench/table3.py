@@ -63,6 +63,8 @@ PAPER = {
     "D_p0": dict(ppl=5.77, bleu=24.6, params=None), "D_p2": dict(ppl=4.95, bleu=25.5, params=None),
     "D_ls0": dict(ppl=4.67, bleu=25.3, params=None), "D_ls2": dict(ppl=5.47, bleu=25.7, params=None),
     "E_learned": dict(ppl=4.92, bleu=25.7, params=None),
+    # (F) is not in the paper: two later changes that most models use today, measured the same way
+    "F_prenorm": dict(ppl=None, bleu=None, params=None), "F_rope": dict(ppl=None, bleu=None, params=None),
     "big": dict(ppl=4.33, bleu=26.4, params=213),
 }
 PAPER_VOCAB = 37000  # the paper's shared source-target BPE vocabulary (§5.1), for the full-size parameter counts
@@ -111,6 +113,8 @@ VARIANTS = {v.name: v for v in [
     Variant("D_ls0", "D", "eps_ls 0.0", {"label_smoothing": 0.0}),
     Variant("D_ls2", "D", "eps_ls 0.2", {"label_smoothing": 0.2}),
     Variant("E_learned", "E", "learned positional embedding", {"positional": "learned"}),
+    Variant("F_prenorm", "F", "pre-norm (not in the paper)", {"norm_first": True}),
+    Variant("F_rope", "F", "rotary positions, RoPE (not in the paper)", {"positional": "rope"}),
     Variant("big", "big", "big model: N 6, d_model 1024, d_ff 4096, h 16, P_drop 0.3, 300K steps", {}, reason=(
         "the paper's big model is a different recipe (300K steps on 8 P100 GPUs), quoted for reference only")),
 ]}
@@ -183,6 +187,8 @@ def train_args(scale: str, variant: str, seed: int, out: str | Path) -> list[str
     s = SCALES[scale]
     model = settings(scale, variant)
     flags = [x for key in _FLAG if key in model for x in (_FLAG[key], str(model[key]))]  # d_k: row B only
+    if model.get("norm_first"):  # row F: a switch, not a value
+        flags.append("--norm-first")
     return (shlex.split(s.recipe) + flags + ["--seed", str(seed), "--threads", str(s.threads),
                                               "--device", s.device, "--no-progress", "--out", str(out)])
 
@@ -318,7 +324,8 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
 
 # ------------------------------------------------------------------------------------------------ collecting
 ROW_ORDER = ["base", "A_h1", "A_h4", "A_h16", "A_h32", "B_dk16", "B_dk32", "C_N2", "C_N4", "C_N8", "C_d256",
-             "C_d1024", "C_ff1024", "C_ff4096", "D_p0", "D_p2", "D_ls0", "D_ls2", "E_learned", "big"]
+             "C_d1024", "C_ff1024", "C_ff4096", "D_p0", "D_p2", "D_ls0", "D_ls2", "E_learned", "F_prenorm", "F_rope",
+             "big"]
 assert ROW_ORDER == list(VARIANTS)
 
 
@@ -375,7 +382,9 @@ def format_table(lines: list[dict]) -> str:
     short = {"d_model": "d_model", "d_ff": "d_ff", "label_smoothing": "eps_ls", "dropout": "P_drop", "positional": ""}
     for line in lines:
         p = line["paper"]
-        left = (f"{line['row'] or 'base':4} {line['change'][:30]:30} {p['ppl']:5.2f} {p['bleu']:5.1f} "
+        paper_ppl = f"{p['ppl']:5.2f}" if p["ppl"] is not None else f"{'-':>5}"  # row F is not in the paper
+        paper_bleu = f"{p['bleu']:5.1f}" if p["bleu"] is not None else f"{'-':>5}"
+        left = (f"{line['row'] or 'base':4} {line['change'][:30]:30} {paper_ppl} {paper_bleu} "
                 f"{p['params'] if p['params'] else '':>4} │ ")
         if "dev_ppl" in line:
             ours = ", ".join(f"{short.get(k, k)} {v}".strip() for k, v in line["settings"].items()
@@ -394,9 +403,14 @@ def format_table(lines: list[dict]) -> str:
 SAME_PPL, SAME_BLEU = 0.01, 0.2  # relative perplexity difference; BLEU points
 
 
+NOT_IN_PAPER = "not in paper"  # what paper_direction says of row F
+
+
 def paper_direction(variant: str, metric: str) -> str:
     "How the paper's VARIANT compares with its base on METRIC ('ppl' or 'bleu'): better, worse or same."
     a, b = PAPER[variant][metric], PAPER["base"][metric]
+    if a is None:
+        return NOT_IN_PAPER
     if metric == "ppl":
         if abs(a - b) / b <= SAME_PPL:
             return "same"
@@ -431,7 +445,9 @@ def verdict(base_values, values, paper: str, lower_is_better: bool, z: float = 2
         direction = "same"
     else:
         direction = "better" if (diff < 0) == lower_is_better else "worse"
-    if direction == "same":
+    if paper == NOT_IN_PAPER:  # row F: the change itself, measured, with no claim of the paper to test
+        word = {"same": "within noise", "better": "better", "worse": "worse"}[direction]
+    elif direction == "same":
         word = "reproduces" if paper == "same" else "within noise"
     else:
         word = "reproduces" if direction == paper else "contradicts"

@@ -496,3 +496,21 @@ def test_count_formula_matches_every_positional_kind(positional, share):
     cfg = TransformerConfig(1000, 1000, N=2, d_model=64, d_ff=128, h=4, positional=positional, share_embeddings=share)
     real = make_model_from_config(cfg)
     assert sum(p.numel() for p in real.parameters()) == transformer_parameter_count(cfg)
+
+
+def test_row_b_narrower_keys_build_count_and_decode_with_the_cache():
+    "d_k = 16 and 32 at the paper's size are Table 3's 58M and 60M within 7 %; a small one decodes the same with the cache."
+    from annotated_transformer.decoding import greedy_decode
+    for d_k, paper in ((16, 58e6), (32, 60e6)):
+        with torch.device("meta"):
+            model = make_model(37000, 37000, d_k=d_k)
+        assert count_parameters(model) == transformer_parameter_count(model.config)
+        assert abs(count_parameters(model) - paper) / paper < 0.07
+    small = small_model(vocab=19, d_k=3, share_embeddings=False)
+    with torch.no_grad():
+        small.generator.proj.weight.mul_(30)  # large enough logits that the untrained model says different things
+    src = torch.randint(3, 19, (3, 6), generator=torch.Generator().manual_seed(0))
+    mask = (src != 0).unsqueeze(1)
+    cached = greedy_decode(small, src, mask, max_new_tokens=8, use_cache=True)
+    assert len(set(cached.flatten().tolist())) > 2
+    assert torch.equal(cached, greedy_decode(small, src, mask, max_new_tokens=8, use_cache=False))

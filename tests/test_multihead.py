@@ -331,3 +331,25 @@ def test_cache_writes_in_place_and_reorders_rows():
     empty = KVCache()
     empty.reorder(torch.tensor([0]))  # nothing to reorder yet
     assert empty.length == 0
+
+
+def test_narrower_keys_match_a_head_by_head_computation():
+    "Table 3 row (B): d_k smaller than d_model / h for queries and keys; values keep d_v = d_model / h."
+    import math
+    torch.manual_seed(0)
+    h, d_model, d_k, d_v = 4, 32, 3, 8
+    m = MultiHeadAttention(h=h, d_model=d_model, dropout=0.0, d_k=d_k).double().eval()
+    x, memory = torch.randn(2, 5, d_model, dtype=torch.float64), torch.randn(2, 7, d_model, dtype=torch.float64)
+    heads = []
+    for i in range(h):
+        qk_rows, v_rows = slice(i * d_k, (i + 1) * d_k), slice(i * d_v, (i + 1) * d_v)
+        q = x @ m.w_q.weight[qk_rows].T + m.w_q.bias[qk_rows]
+        k = memory @ m.w_k.weight[qk_rows].T + m.w_k.bias[qk_rows]
+        v = memory @ m.w_v.weight[v_rows].T + m.w_v.bias[v_rows]
+        heads.append(torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d_k), dim=-1) @ v)
+    expected = torch.cat(heads, dim=-1) @ m.w_o.weight.T + m.w_o.bias
+    torch.testing.assert_close(m(x, memory, memory), expected, atol=1e-12, rtol=0)
+    m.keep_weights = True  # the explicit path agrees too
+    torch.testing.assert_close(m(x, memory, memory), expected, atol=1e-12, rtol=0)
+    with pytest.raises(ValueError, match="d_k must be a positive integer or None, got 0"):
+        MultiHeadAttention(h=4, d_model=32, d_k=0)
