@@ -415,7 +415,7 @@ def make_model(
                                                     share_embeddings, norm_first, max_positions, positional, init,
                                                     d_k))
 
-
+# %% ../nbs/06_model.ipynb #11abc055
 def count_parameters(model: nn.Module) -> int:
     "Number of parameters, each shared parameter counted once."
     return sum(p.numel() for p in model.parameters())

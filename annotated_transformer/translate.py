@@ -323,7 +323,7 @@ def chosen_decoding(run: str | os.PathLike) -> dict | None:
         raise ValueError(f"{path} is damaged ({e}): delete it or run `annotated-transformer evaluate --tune` again") from None
     return chosen
 
-
+# %% ../nbs/09b_translate.ipynb #4a717f21
 def _describe(decoding: dict, avg: int) -> str:
     how = "greedy" if decoding["method"] == "greedy" else f"beam {decoding['beam_size']}, alpha {decoding['length_penalty']}"
     return how + (f", average of the last {avg} checkpoints" if avg > 1 else "")
@@ -450,8 +450,8 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 # %% ../nbs/09b_translate.ipynb #e3088860
-def evaluate_main(argv: Sequence[str] | None = None) -> int:
-    "`annotated-transformer evaluate`: BLEU and chrF (sacrebleu) of a trained run on its corpus, or of two files."
+def _evaluate_parser() -> argparse.ArgumentParser:
+    "The options of `annotated-transformer evaluate`."
     p = argparse.ArgumentParser(prog="annotated-transformer evaluate",
                                 description="Score a model trained with `--data corpus` on its test (or dev) split "
                                             "with sacrebleu's BLEU and chrF, printed with their signatures; or score "
@@ -470,6 +470,12 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                    "(greedy included), save the choice in OUT/decoding.json for translate and evaluate, then score "
                    "--split with it")
     _common_options(p)
+    return p
+
+# %% ../nbs/09b_translate.ipynb #2cdd9da4
+def evaluate_main(argv: Sequence[str] | None = None) -> int:
+    "`annotated-transformer evaluate`: BLEU and chrF (sacrebleu) of a trained run on its corpus, or of two files."
+    p = _evaluate_parser()
     args = p.parse_args(argv)
     tuned = None
     try:

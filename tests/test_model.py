@@ -333,7 +333,7 @@ def test_api_shapes_and_config():
     assert isinstance(model, EncoderDecoder)
     assert isinstance(model.encoder, Encoder) and isinstance(model.decoder, Decoder)
     assert model.config == TransformerConfig(13, 11, dropout=0.0, **SMALL)
-    assert model.config.d_k == 8
+    assert model.config.head_dims == (8, 8)
     src, tgt = random_batch(torch.Generator().manual_seed(7), 2, 5, 4, 11)
     src_mask, tgt_mask = masks(src, tgt)
     with torch.no_grad():
