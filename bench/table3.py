@@ -113,8 +113,8 @@ VARIANTS = {v.name: v for v in [
     Variant("D_ls0", "D", "eps_ls 0.0", {"label_smoothing": 0.0}),
     Variant("D_ls2", "D", "eps_ls 0.2", {"label_smoothing": 0.2}),
     Variant("E_learned", "E", "learned positional embedding", {"positional": "learned"}),
-    Variant("F_prenorm", "F", "pre-norm (not in the paper)", {"norm_first": True}),
-    Variant("F_rope", "F", "rotary positions, RoPE (not in the paper)", {"positional": "rope"}),
+    Variant("F_prenorm", "F", "pre-norm", {"norm_first": True}),  # row F: not in the paper
+    Variant("F_rope", "F", "rotary positions (RoPE)", {"positional": "rope"}),
     Variant("big", "big", "big model: N 6, d_model 1024, d_ff 4096, h 16, P_drop 0.3, 300K steps", {}, reason=(
         "the paper's big model is a different recipe (300K steps on 8 P100 GPUs), quoted for reference only")),
 ]}
