@@ -365,10 +365,11 @@ def _check_options(args: argparse.Namespace) -> None:
             raise ValueError(f"{flag} {path} is a directory: give a file name")
 
 
-def _resolve_decoding(args: argparse.Namespace) -> str | None:
-    "Fill in --avg, --beam/--greedy, --alpha: as given; else as `evaluate --tune` chose (OUT/decoding.json); else §6.1."
+def _resolve_decoding(args: argparse.Namespace, chosen: dict | None = None) -> str | None:
+    "Fill in --avg, --beam/--greedy, --alpha: as `chosen`; else as given; else as `evaluate --tune` chose; else §6.1."
     given = args.avg is not None or args.beam is not None or args.greedy or args.alpha is not None
-    chosen = chosen_decoding(args.model) if args.model is not None and not given else None
+    if chosen is None and args.model is not None and not given:
+        chosen = chosen_decoding(args.model)  # OUT/decoding.json, if the run was tuned
     if chosen is not None:
         d = chosen["decoding"]
         args.avg, args.greedy = chosen["avg"], d["method"] == "greedy"
@@ -376,9 +377,8 @@ def _resolve_decoding(args: argparse.Namespace) -> str | None:
     args.avg, args.beam = args.avg or 1, args.beam or 4
     args.alpha = 0.6 if args.alpha is None else args.alpha
     if chosen is not None:
-        return f"decoding as chosen on the dev split ({run_dir_of(args.model) / DECODING_FILE}): " + _describe(
-            {"method": "greedy"} if args.greedy else {"method": "beam", "beam_size": args.beam,
-                                                      "length_penalty": args.alpha}, args.avg)
+        return (f"decoding as chosen on the dev split ({run_dir_of(args.model) / DECODING_FILE}): "
+                + _describe(chosen["decoding"], chosen["avg"]))
     return None
 
 
@@ -500,8 +500,8 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                 with one_line_warnings(p.prog):
                     tuned = tune_decoding(args.model, beam_size=args.beam or 4, batch_size=args.batch_size,
                                           device=args.device, limit=args.limit, log=print)
-                args.beam = None
-            if (note := _resolve_decoding(args)) is not None:
+                args.beam = None  # (a --beam K given with --tune was the grid's beam size; the choice decides now)
+            if (note := _resolve_decoding(args, tuned["chosen"] if tuned else None)) is not None:
                 print(note)
             translator = _translator(args)
             with one_line_warnings(p.prog):
