@@ -15,10 +15,11 @@ bench/tf32.py: float32 weights, TF32 matrix products on a GPU, no autocast. The 
 
 Runs start in order of their tier (1: seed 0 of both programs on every pair; 2: seed 1; 3 and 4: ablations and
 third seeds on Italian and Russian; 5: German, two more seeds of both and three ablations), so a deadline that cuts
-the plan short cuts its least important part. A run still going at the deadline is stopped and recorded as such
+the plan short cuts its least important part; 6: one more seed of both on the four Bible pairs, the package's with
+all three evaluations. A run still going at the deadline is stopped and recorded as such
 (with whatever it finished: a dev curve, some of its evaluations). The ablation with the loop's tokenizer trains it
 once per pair with the loop's own `train_spm` into DATA/../loop-spm/. results/multilingual/ holds the runs of
-two GPU sessions: `--deadline 465` (tiers 1-4) and `--deadline 235 --tiers 5`.
+three GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5` and `--deadline 470 --tiers 6`.
 """
 from __future__ import annotations
 
@@ -76,6 +77,9 @@ def plan(steps: int = 1000) -> list[dict]:
     for seed in (0, 1):
         for variant in ("package_loop_tokenizer", "package_torch_like", "package_cut_once"):
             add(5, variant, "de-en", seed)
+    for pair, seed in (("fr-en", 2), ("it-en", 3), ("ru-en", 3), ("de-en", 4)):  # one more seed of both where
+        add(6, "package", pair, seed, evaluate=True)                          # no package run had been dev-tuned
+        add(6, "loop", pair, seed)
     return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
 
 

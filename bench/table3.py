@@ -182,19 +182,36 @@ def run_name(scale: str, variant: str, seed: int) -> str:
     return f"{scale}_{variant}_s{seed}"
 
 
-def train_args(scale: str, variant: str, seed: int, out: str | Path) -> list[str]:
-    "The options of `annotated-transformer train` for one run."
+def scale_on(scale: str, device: str | None = None) -> Scale:
+    "SCALE's recipe, moved to DEVICE if given (one CPU thread per run there: many runs share one GPU)."
     s = SCALES[scale]
+    return s if device is None or device == s.device else dataclasses.replace(s, device=device, threads=1)
+
+
+def _split_files(recipe: list[str], split_dir: str | Path | None) -> list[str]:
+    "The recipe reading the reference split from the files `annotated-transformer reference-split` wrote to SPLIT_DIR."
+    if split_dir is None:
+        return recipe
+    def files(option: str) -> str:
+        name = option.split(":", 1)[1]
+        return "spec=tsv:" + ";".join(str(Path(split_dir) / f"{name}.{part}.tsv") for part in ("train", "dev", "test"))
+    return [files(x) if x.startswith("spec=reference:") else x for x in recipe]
+
+
+def train_args(scale: str, variant: str, seed: int, out: str | Path, device: str | None = None,
+               split_dir: str | Path | None = None) -> list[str]:
+    "The options of `annotated-transformer train` for one run."
+    s = scale_on(scale, device)
     model = settings(scale, variant)
     flags = [x for key in _FLAG if key in model for x in (_FLAG[key], str(model[key]))]  # d_k: row B only
     if model.get("norm_first"):  # row F: a switch, not a value
         flags.append("--norm-first")
-    return (shlex.split(s.recipe) + flags + ["--seed", str(seed), "--threads", str(s.threads),
-                                              "--device", s.device, "--no-progress", "--out", str(out)])
+    return (_split_files(shlex.split(s.recipe), split_dir) + flags + ["--seed", str(seed), "--threads", str(s.threads),
+                                                                     "--device", s.device, "--no-progress", "--out", str(out)])
 
 
-def eval_args(scale: str, run: str | Path, beam: bool) -> list[str]:
-    s = SCALES[scale]
+def eval_args(scale: str, run: str | Path, beam: bool, device: str | None = None) -> list[str]:
+    s = scale_on(scale, device)
     how = ["--beam", "4", "--avg", str(s.avg)] if beam else ["--greedy"]
     limit = ["--limit", str(s.eval_limit)] if s.eval_limit else []
     device = ["--device", "cuda"] if s.device.startswith("cuda") else ["--threads", str(max(s.threads, 1))]
@@ -268,7 +285,8 @@ def settings_at_paper(variant: str) -> dict:
 
 
 def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = RESULTS,
-        keep_checkpoints: bool = False, overwrite: bool = False) -> Path:
+        keep_checkpoints: bool = False, overwrite: bool = False, device: str | None = None,
+        split_dir: str | Path | None = None) -> Path:
     "Train, score and record one run; the path of its record."
     import torch
     name = run_name(scale, variant, seed)
@@ -278,8 +296,8 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
         return dest
     out = runs / name
     runs.mkdir(parents=True, exist_ok=True)
-    t_args = train_args(scale, variant, seed, out) + (["--overwrite"] if out.exists() else [])
-    g_args, b_args = eval_args(scale, out, beam=False), eval_args(scale, out, beam=True)
+    t_args = train_args(scale, variant, seed, out, device, split_dir) + (["--overwrite"] if out.exists() else [])
+    g_args, b_args = eval_args(scale, out, False, device), eval_args(scale, out, True, device)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with open(f"{out}.log", "w", encoding="utf-8") as log:
         seconds = {"train": _package("train", t_args, log), "eval_greedy": _package("evaluate", g_args, log),
@@ -291,7 +309,7 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
     dev = [m for m in metrics if "dev_loss" in m]
     greedy = json.loads(Path(f"{out}.eval.greedy.json").read_text())
     beam = json.loads(Path(f"{out}.eval.beam4_avg5.json").read_text())
-    s = SCALES[scale]
+    s = scale_on(scale, device)
     device = (f"cpu ({_cpu_name()}), {config['threads']} thread" + ("s" if config["threads"] > 1 else "")
               if config["device"] == "cpu" else f"{config['device']} ({torch.cuda.get_device_name(0)})")
     record = {
@@ -299,7 +317,7 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
         "paper_change": VARIANTS[variant].paper, "paper": PAPER[variant], "settings": settings(scale, variant),
         "commands": {"train": display(t_args, "train"), "eval_greedy": display(g_args, "evaluate"),
                      "eval_beam4_avg5": display(b_args, "evaluate")},
-        "provenance": {"commit": config.get("code", {}).get("commit"), "modified": config.get("code", {}).get("modified"),
+        "provenance": {"commit": config.get("code", {}).get("commit") or os.environ.get("COMMIT"), "modified": config.get("code", {}).get("modified"),
                        "device": device, "torch": config["torch"], "python": platform.python_version(),
                        "date": started, "wall_seconds": {k: round(v, 1) for k, v in seconds.items()}},
         "parameters": count_parameters(config["model"]),
@@ -487,6 +505,42 @@ def format_trends(lines: list[dict]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ command line
+def queue_parallel(args) -> None:
+    "`queue --workers N --deadline S`: the plan's unrecorded lines, N runs at a time, each `run` in its own process."
+    lines = [line.split() for line in args.plan.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    todo = [(v, int(seed)) for v, seed in lines
+            if not (args.results / f"{run_name(args.scale, v, int(seed))}.json").exists() or args.overwrite]
+    extra = [x for flag, value in (("--device", args.device), ("--split-dir", args.split_dir)) if value
+             for x in (flag, str(value))]
+    extra += (["--keep-checkpoints"] if args.keep_checkpoints else []) + (["--overwrite"] if args.overwrite else [])
+    start, running = time.time(), {}
+    args.runs.mkdir(parents=True, exist_ok=True)
+    while todo or running:
+        late = args.deadline is not None and time.time() - start > args.deadline
+        while todo and not late and len(running) < args.workers:
+            variant, seed = todo.pop(0)
+            cmd = [sys.executable, __file__, "run", "--scale", args.scale, "--variant", variant, "--seed", str(seed),
+                   "--runs", str(args.runs), "--results", str(args.results), *extra]
+            log = open(args.runs / f"{run_name(args.scale, variant, seed)}.queue.log", "w")
+            running[(variant, seed)] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                                         start_new_session=True), log)
+            print(f"[{time.time() - start:6.0f} s] start {variant} seed {seed}", flush=True)
+        for key, (proc, log) in list(running.items()):
+            if proc.poll() is not None or late:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, 9)
+                    proc.wait()
+                log.close()
+                del running[key]
+                status = "stopped at the deadline" if late and proc.returncode == -9 else f"exit {proc.returncode}"
+                print(f"[{time.time() - start:6.0f} s] {status}: {key[0]} seed {key[1]}", flush=True)
+        if late:
+            for variant, seed in todo:
+                print(f"not started: {variant} seed {seed}")
+            break
+        time.sleep(2)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -499,7 +553,13 @@ def main(argv=None):
     q.add_argument("--scale", choices=list(SCALES), default="mini")
     q.add_argument("--plan", type=Path, required=True)
     q.add_argument("--stop-file", type=Path, help="stop before the next run when this file exists")
+    q.add_argument("--workers", type=int, default=1, help="runs at once (each its own process; on a GPU they share it)")
+    q.add_argument("--deadline", type=float, help="seconds after which nothing new starts and runs still going are "
+                                                    "stopped (their logs stay; nothing is recorded for them)")
     for s in (r, q):
+        s.add_argument("--device", help="run the scale's recipe on this device instead (cpu, cuda)")
+        s.add_argument("--split-dir", type=Path, help="read the reference split from the files "
+                                                      "`annotated-transformer reference-split --out DIR` wrote")
         s.add_argument("--runs", type=Path, default=RUNS, help="where the run directories go (default: runs/table3)")
         s.add_argument("--results", type=Path, default=RESULTS)
         s.add_argument("--keep-checkpoints", action="store_true")
@@ -512,7 +572,10 @@ def main(argv=None):
     if args.command == "run":
         for variant in args.variant:
             for seed in args.seed:
-                run(args.scale, variant, seed, args.runs, args.results, args.keep_checkpoints, args.overwrite)
+                run(args.scale, variant, seed, args.runs, args.results, args.keep_checkpoints, args.overwrite,
+                    args.device, args.split_dir)
+    elif args.command == "queue" and (args.workers > 1 or args.deadline):
+        queue_parallel(args)
     elif args.command == "queue":
         done = set()
         while True:
@@ -527,7 +590,8 @@ def main(argv=None):
             variant, seed = todo[0]
             done.add((variant, seed))
             try:
-                run(args.scale, variant, seed, args.runs, args.results, args.keep_checkpoints, args.overwrite)
+                run(args.scale, variant, seed, args.runs, args.results, args.keep_checkpoints, args.overwrite,
+                    args.device, args.split_dir)
             except RuntimeError as e:
                 print(f"{variant} seed {seed}: {e}", flush=True)
     elif args.command == "list":
