@@ -9,6 +9,7 @@ and has no option against it. This Sphinx extension rewrites each notebook as it
   `remove-output`, `eval: false` -> `skip-execution` (the same meaning nbdev gives them);
   `fold` -> `hide-input`: the code is folded behind a "Show code cell source" button (for plumbing that
   the prose describes, such as argument parsing; nbdev drops the line when it exports the cell);
+  `fold: output` -> `hide-output`: a long output (a `--help` text, a JSON dump) folded the same way;
 * `export`/`exports`/`exporti` -> the `exported` tag, which `_static/custom.css` turns into a
   small label naming the module the cell is exported to, so exported code is marked the
   same way on every page.
@@ -24,7 +25,7 @@ from pathlib import Path
 
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(?P<body>.*)$")
 _TAGS = {"hide": "remove-cell", "echo: false": "remove-input", "output: false": "remove-output",
-         "eval: false": "skip-execution", "fold": "hide-input"}
+         "eval: false": "skip-execution", "fold": "hide-input", "fold: output": "hide-output"}
 _EXPORTS = ("export", "exports", "exporti")
 
 

@@ -438,7 +438,7 @@ def paper_direction(variant: str, metric: str) -> str:
     return "better" if a > b else "worse"
 
 
-def verdict(base_values, values, paper: str, lower_is_better: bool, z: float = 2.0) -> dict:
+def verdict(base_values, values, paper: str, lower_is_better: bool, z: float = 2.0, one_seed: bool = False) -> dict:
     """Does the miniature's change (VALUES against BASE_VALUES) go the paper's way?
 
     Values are lists (one number per seed) or {seed: number}. With two or more seeds in common the comparison is
@@ -447,7 +447,9 @@ def verdict(base_values, values, paper: str, lower_is_better: bool, z: float = 2
     of those differences. Otherwise the means are compared, with the standard error from both spreads.
     The difference counts as real when it exceeds Z standard errors. Then: 'reproduces' when its direction is
     the paper's, 'contradicts' when it is the opposite or when the paper saw no difference; a difference within
-    the noise 'reproduces' a paper's 'same', and otherwise is 'within noise'. One seed on a side: 'too few seeds'."""
+    the noise 'reproduces' a paper's 'same', and otherwise is 'within noise'. One seed on a side: 'too few seeds',
+    unless ONE_SEED allows a single run of the variant against a base of two or more seeds: its difference from the
+    base's mean then has the standard error of one more base run, sd(base) * sqrt(1 + 1/n)."""
     common = sorted(set(base_values) & set(values)) if isinstance(values, dict) and isinstance(base_values, dict) else []
     if len(common) >= 2:
         diffs = [values[s] - base_values[s] for s in common]
@@ -456,9 +458,13 @@ def verdict(base_values, values, paper: str, lower_is_better: bool, z: float = 2
         base_list = list(base_values.values()) if isinstance(base_values, dict) else list(base_values)
         value_list = list(values.values()) if isinstance(values, dict) else list(values)
         diff, paired = statistics.mean(value_list) - statistics.mean(base_list), 0
-        if len(value_list) < 2 or len(base_list) < 2:
+        if one_seed and len(value_list) == 1 and len(base_list) >= 2:
+            se = statistics.stdev(base_list) * math.sqrt(1 + 1 / len(base_list))
+        elif len(value_list) < 2 or len(base_list) < 2:
             return {"diff": diff, "se": float("nan"), "paired": 0, "direction": "?", "verdict": "too few seeds"}
-        se = math.sqrt(statistics.variance(value_list) / len(value_list) + statistics.variance(base_list) / len(base_list))
+        else:
+            se = math.sqrt(statistics.variance(value_list) / len(value_list)
+                           + statistics.variance(base_list) / len(base_list))
     if abs(diff) <= z * se:
         direction = "same"
     else:
@@ -472,9 +478,10 @@ def verdict(base_values, values, paper: str, lower_is_better: bool, z: float = 2
     return {"diff": diff, "se": se, "paired": paired, "direction": direction, "verdict": word}
 
 
-def trends(records: list[dict]) -> list[dict]:
+def trends(records: list[dict], one_seed: bool = False) -> list[dict]:
     """For every variant run with the base: the paper's direction and the miniature's verdict (paired by seed),
-    on dev perplexity, greedy BLEU and BLEU of beam 4 over averaged checkpoints."""
+    on dev perplexity, greedy BLEU and BLEU of beam 4 over averaged checkpoints. ONE_SEED: judge a variant run
+    with one seed against the base's spread (see `verdict`)."""
     base = [r for r in records if r["variant"] == "base"]
     out = []
     for name in ROW_ORDER[1:]:
@@ -486,7 +493,7 @@ def trends(records: list[dict]) -> list[dict]:
                                    ("bleu_beam", lambda r: r["beam4_avg5"]["bleu"], False)):
             paper = paper_direction(name, "ppl" if metric == "ppl" else "bleu")
             line[metric] = {"paper": paper, **verdict({r["seed"]: get(r) for r in base}, {r["seed"]: get(r) for r in runs},
-                                                      paper, lower)}
+                                                      paper, lower, one_seed=one_seed)}
         out.append(line)
     return out
 

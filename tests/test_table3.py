@@ -165,18 +165,18 @@ def test_one_tiny_run_end_to_end(tmp_path, monkeypatch):
 
 
 # ---- the chapter's claims ---------------------------------------------------------------------------------------
-def chapter_claims() -> dict:
-    "The verdicts chapter 12's prose states, from its hidden `CLAIMS = {...}` cell: {(variant, metric): verdict}."
+def chapter_claims(name: str = "CLAIMS") -> dict:
+    "The verdicts chapter 12's prose states, from its hidden `NAME = {...}` cell: {(variant, metric): verdict}."
     import ast
     cells = json.loads((REPO / "nbs" / "12_variations.ipynb").read_text(encoding="utf-8"))["cells"]
     for cell in cells:
         source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and "CLAIMS = {" in source:
+        if cell["cell_type"] == "code" and f"{name} = {{" in source:
             tree = ast.parse(source)
             for node in tree.body:
-                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "CLAIMS":
+                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name:
                     return ast.literal_eval(node.value)
-    raise AssertionError("chapter 12 has no CLAIMS cell")
+    raise AssertionError(f"chapter 12 has no {name} cell")
 
 
 def test_the_chapters_claims_follow_from_the_recorded_runs():
@@ -186,3 +186,22 @@ def test_the_chapters_claims_follow_from_the_recorded_runs():
     assert len(claims) >= 8
     for (variant, metric), word in claims.items():
         assert found[variant][metric]["verdict"] == word, (variant, metric, found[variant][metric])
+
+
+def test_the_chapters_claims_at_the_reference_recipe_follow_from_the_gpu_runs():
+    "The verdicts of chapter 12's GPU section: one seed per row judged against the base model's spread."
+    claims = chapter_claims("REFERENCE_CLAIMS")
+    records = t3.load_records(scale="reference")
+    assert len(records) >= 22 and all("H200" in r["provenance"]["device"] for r in records)
+    found = {line["variant"]: line for line in t3.trends(records, one_seed=True)}
+    assert len(claims) >= 20
+    for (variant, metric), word in claims.items():
+        assert found[variant][metric]["verdict"] == word, (variant, metric, found[variant][metric])
+
+
+def test_one_seed_is_judged_against_the_spread_of_the_base():
+    base = {0: 10.0, 1: 11.0, 2: 12.0}  # sd 1: one more base run has a standard error of sqrt(1 + 1/3)
+    assert t3.verdict(base, {0: 13.0}, "worse", True)["verdict"] == "too few seeds"
+    v = t3.verdict(base, {0: 13.4}, "worse", True, one_seed=True)
+    assert v["verdict"] == "reproduces" and abs(v["se"] - (4 / 3) ** 0.5) < 1e-12
+    assert t3.verdict(base, {0: 13.0}, "worse", True, one_seed=True)["verdict"] == "within noise"  # 2 < 2 * 1.155
