@@ -11,7 +11,7 @@ from .architecture import draw_architecture, you_are_here
 from .checks import check_int, check_probability, check_special_ids, check_token_ids
 from .attention import attention, check_mask, fused_attention
 from .masking import causal_mask, padding_mask, target_mask
-from .multihead import KVCache, MultiHeadAttention, keep_attention_weights
+from .multihead import MultiHeadAttention, keep_attention_weights
 from .positional import LearnedPositionalEncoding, PositionalEncoding, sinusoidal_encoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .model import (ARCHS, Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
@@ -24,7 +24,7 @@ from .checkpoint import average_checkpoints, last_checkpoints, load_checkpoint, 
 from .loss import LabelSmoothingLoss, NoamSchedule, Seq2SeqLoss, make_optimizer, rate
 from .train_config import TrainConfig, autocast_context, pick_device
 from .trainer import Trainer
-from .decoding import IncrementalDecoder, beam_search, greedy_decode
+from .decoding import IncrementalDecoder, KVCache, beam_search, greedy_decode
 from .data import ParallelCorpus, load_corpus, register_corpus
 from .reference import load_reference_split, load_tatoeba, write_reference_split
 from .subwords import Tokenizer, corpus_data, encode_pairs, train_tokenizer

@@ -20,7 +20,71 @@ from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEncoding, PositionalEncoding, RotaryPositions
 
 # %% auto #0
-__all__ = ['IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search']
+__all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search']
+
+# %% ../nbs/08_decoding.ipynb #5220a0ee
+class KVCache:
+    "Keys and values of one attention module kept between decoding steps, in a buffer written in place."
+
+    def __init__(
+        self,
+        fixed: bool = False,  # True: computed once, at the first call (cross-attention over the encoder memory)
+        capacity: int = 0,  # positions to make room for at once (e.g. the longest output); it grows if needed
+    ):
+        self.fixed, self.capacity = fixed, capacity
+        self.length = 0  # positions held
+        self._k: Tensor | None = None  # (rows, h, room, d_k); positions [0, length) hold data
+        self._v: Tensor | None = None
+
+    @property
+    def keys(self) -> Tensor:  # (rows, h, length, d_k)
+        return self._k[:, :, :self.length]
+
+    @property
+    def values(self) -> Tensor:  # (rows, h, length, d_k)
+        return self._v[:, :, :self.length]
+
+    def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        "Append the keys/values of new positions, (rows, h, n, d_k); return those of every position so far."
+        end = self.length + k.size(2)
+        if self._k is None or end > self._k.size(2):  # make room: at least double, so appends stay O(1) on average
+            room = max(end, self.capacity, 2 * self.length)
+            new_k, new_v = (t.new_empty(t.size(0), t.size(1), room, t.size(3)) for t in (k, v))
+            if self.length:
+                new_k[:, :, :self.length], new_v[:, :, :self.length] = self.keys, self.values
+            self._k, self._v = new_k, new_v
+        self._k[:, :, self.length:end], self._v[:, :, self.length:end] = k, v  # in place: no torch.cat per step
+        self.length = end
+        return self.keys, self.values
+
+    def reorder(self, index: Tensor) -> None:
+        "Keep the rows `index` (long), in that order: beam search follows its hypotheses, finished sentences leave."
+        if self._k is None:
+            return
+        if index.numel() == self._k.size(0):  # same number of rows: rewrite the filled part in place
+            self._k[:, :, :self.length] = self.keys.index_select(0, index)
+            self._v[:, :, :self.length] = self.values.index_select(0, index)
+        else:
+            self._k, self._v = self._k.index_select(0, index), self._v.index_select(0, index)
+
+# %% ../nbs/08_decoding.ipynb #195e0e5b
+@patch
+def heads(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, cache: KVCache | None = None):
+    "Chapter 03's queries, keys and values of every head; with a cache, keys and values of earlier calls are reused."
+    start = cache.length if cache is not None else 0  # the new positions follow the cached ones
+    q = self.queries(query, start)
+    if cache is not None and cache.fixed and cache.length:  # memory keys/values: projected at the first step
+        return q, cache.keys, cache.values
+    k, v = self.keys_values(key, value, start)
+    if cache is None:
+        return q, k, v
+    return q, *cache.update(k, v)  # the new positions' keys/values join those of the earlier steps
+
+
+@patch
+def new_cache(self: DecoderLayer, capacity: int = 0) -> tuple[KVCache, KVCache]:
+    "Empty caches for decoding: the self-attention keys/values of the prefix, and those of the memory (fixed)."
+    return KVCache(capacity=capacity), KVCache(fixed=True)
 
 # %% ../nbs/08_decoding.ipynb #6335f796
 def _split_target_embedding(model: EncoderDecoder) -> tuple[nn.Module, nn.Module]:

@@ -24,7 +24,7 @@ from torch import Tensor, nn
 
 from .attention import check_mask
 from .checks import check_int, check_probability, check_token_ids
-from .multihead import KVCache, MultiHeadAttention
+from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEncoding, PositionalEncoding, RotaryPositions, apply_rotary
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 
@@ -95,17 +95,13 @@ class DecoderLayer(nn.Module):
         memory: Tensor,  # encoder output (batch, src_len, d_model)
         src_mask: Tensor | None = None,  # (batch, 1, src_len): which source positions are real tokens
         tgt_mask: Tensor | None = None,  # (batch, tgt_len, tgt_len): padding and causal
-        cache: tuple[KVCache, KVCache] | None = None,  # decoding (chapter 08): from `new_cache`, kept between steps
+        cache: tuple | None = None,  # decoding (chapter 08): two KVCaches from `new_cache`, kept between steps
     ) -> Tensor:  # (batch, tgt_len, d_model)
         m = memory
         self_cache, src_cache = (None, None) if cache is None else cache
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, tgt_mask, cache=self_cache))
         x = self.sublayer[1](x, lambda x: self.src_attn(x, m, m, src_mask, cache=src_cache))
         return self.sublayer[2](x, self.feed_forward)
-
-    def new_cache(self, capacity: int = 0) -> tuple[KVCache, KVCache]:
-        "Empty caches for decoding: the self-attention keys/values of the prefix, and those of the memory (fixed)."
-        return KVCache(capacity=capacity), KVCache(fixed=True)
 
 # %% ../nbs/06_model.ipynb #639482ba
 def clones(

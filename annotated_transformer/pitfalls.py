@@ -235,11 +235,9 @@ PITFALLS["nan"] = Pitfall(
 
 # %% ../nbs/11_pitfalls.ipynb #704b9129
 PITFALLS["view_heads"] = Pitfall(
-    "heads split (and merged) with view instead of a transpose",
-    Mutation(MultiHeadAttention.forward,
-             (".view(b, n, self.h, self.d_k).transpose(1, 2)", ".view(b, self.h, n, self.d_k)"),
-             (".view(b, m, self.h, self.d_k).transpose(1, 2)", ".view(b, self.h, m, self.d_k)"),
-             ("x.transpose(1, 2).reshape(b, n, self.d_model)", "x.reshape(b, n, self.d_model)")),
+    "heads split with view instead of a transpose",
+    Mutation(MultiHeadAttention.split_heads,
+             (".view(x.size(0), x.size(1), self.h, width).transpose(1, 2)", ".view(x.size(0), self.h, x.size(1), width)")),
     "tests/test_multihead.py::test_self_attention_matches_torch",
     chapter="03_multihead",
     reports=("https://github.com/hyunwoongko/transformer",))

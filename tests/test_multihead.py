@@ -4,7 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from annotated_transformer.multihead import KVCache, MultiHeadAttention, keep_attention_weights
+from annotated_transformer.decoding import KVCache  # chapter 08: the cache comes with decoding
+from annotated_transformer.multihead import MultiHeadAttention, keep_attention_weights
 
 DT = torch.float64
 TOL = dict(atol=1e-10, rtol=1e-10)
