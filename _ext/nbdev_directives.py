@@ -48,6 +48,9 @@ def _add_tag(cell: dict, tag: str) -> None:
 def rewrite_notebook(text: str) -> str:
     "Rewrite one notebook (JSON text) as described in the module docstring."
     nb = json.loads(text)
+    # the lexer for code cells: kernels write it when they execute a notebook; a build that does not execute
+    # (the Chinese edition) needs it too, or `!command` lines in IPython cells fail to highlight as Python
+    nb.setdefault("metadata", {}).setdefault("language_info", {"name": "python", "pygments_lexer": "ipython3"})
     module = None
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "code":
@@ -104,7 +107,45 @@ def _tidy_page(app, pagename, templatename, context, doctree) -> None:
         context["default_mode"] = "auto"
 
 
+def language_link(pagename: str, here: str, there: str) -> str:
+    "The same page in the edition THERE, relative to PAGENAME in the edition HERE (site/HERE/..., site/THERE/...)."
+    return "../" * (pagename.count("/") + 1) + f"{there}/{pagename}.html"
+
+
+def _language_switch(app, pagename, templatename, context, doctree) -> None:
+    """Every page links to the same page in the other editions (`language_switch` = {code: label}): the
+    editions are built side by side into one site, site/en/ and site/zh_CN/, with the same page paths."""
+    editions = app.config.language_switch or {}
+    here = app.config.language or "en"
+    if not editions or "body" not in context:
+        return
+    links = " · ".join(f'<a href="{language_link(pagename, here, code)}" hreflang="{code.replace("_", "-")}" '
+                       f'lang="{code.replace("_", "-")}">{label}</a>'
+                       for code, label in editions.items() if code != here)
+    context["body"] = f'<p class="language-switch">{links}</p>\n' + context["body"]
+
+
+def _translate_captions(app, exception) -> None:
+    """Part captions of _toc.yml in the translated edition: sphinx-external-toc adds them after the message
+    catalogs are applied, so they are replaced in the written pages from `toc_captions` = {English: translation}."""
+    captions = app.config.toc_captions or {}
+    if exception is not None or not captions or app.builder.format != "html":
+        return
+    for path in Path(app.outdir).rglob("*.html"):
+        html = path.read_text(encoding="utf-8")
+        new = html
+        for english, translated in captions.items():
+            new = new.replace(f'<span class="caption-text">{english}</span>',
+                              f'<span class="caption-text">{translated}</span>')
+        if new != html:
+            path.write_text(new, encoding="utf-8")
+
+
 def setup(app):
+    app.add_config_value("language_switch", {}, "html")
+    app.add_config_value("toc_captions", {}, "html")
+    app.connect("html-page-context", _language_switch)
+    app.connect("build-finished", _translate_captions)
     app.connect("source-read", _on_source_read)
     app.connect("config-inited", _use_local_mathjax)
     app.connect("html-page-context", _tidy_page, priority=999)  # after the theme and mathjax handlers
