@@ -48,8 +48,10 @@ COMMANDS = {
     "nbdev_clean && git diff --exit-code nbs": "test.sh",
     "nbdev_test": "test.sh",
     "python -m pytest tests": "test.sh",
-    "jupyter-book build . -W -n --keep-going": "test.sh",
-    "python tools/check_site.py _build/html": "test.sh",
+    "python tools/book_i18n.py check": "test.sh",
+    "bash tools/build_site.sh": "test.sh",
+    "python tools/check_site.py _build/site/en": "test.sh",
+    "python tools/check_site.py _build/site/zh_CN --language zh_CN": "test.sh",
     "python -m venv .venv && source .venv/bin/activate": "install.sh",
     "pip install torch==2.13.0": "install.sh",
     'pip install -e ".[dev]"': "install.sh",
@@ -131,7 +133,10 @@ def test_setup_scripts_do_what_the_readme_says():
     test_sh, install_sh, book_sh = [(REPO / "tools" / n).read_text() for n in ("test.sh", "install.sh", "book.sh")]
     assert "bash tools/test.sh" in ci
     assert "bash tools/install.sh" in test_sh and "bash tools/install.sh" in book_sh
-    assert "jupyter-book build . -W -n --keep-going" in book_sh
+    build_site = (REPO / "tools" / "build_site.sh").read_text()
+    assert "bash tools/build_site.sh" in book_sh and "bash tools/build_site.sh" in test_sh
+    assert "jupyter-book build . -W -n --keep-going" in build_site  # the English edition
+    assert "--config _build/_config.zh_CN.yml" in build_site and build_site.count("-W -n --keep-going") == 2
     for command in (c for c, how in COMMANDS.items() if how == "test.sh"):
         program = command.split(" && ")[0]  # `git diff` there is `git status` in test.sh, with a message
         if program == "python -m pytest tests":

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# The main job: install everything, then build the website from freshly executed notebooks
-# (offline default data). Output: _build/html/index.html
+# The main job: install everything, then build the website, both editions, from freshly executed notebooks
+# (offline default data). Output: _build/site/index.html (English: _build/site/en/, 中文: _build/site/zh_CN/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install.sh
 source .venv/bin/activate
-rm -rf _build/html _build/.doctrees
-jupyter-book build . -W -n --keep-going
-echo "book: open _build/html/index.html"
+bash tools/build_site.sh
+echo "book: open _build/site/index.html"

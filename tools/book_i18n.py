@@ -152,7 +152,9 @@ def glossary(path: Path = GLOSSARY) -> dict:
 
 def is_prose(msgid: str) -> bool:
     "Whether a message has words to translate (three in a row), not only math, code or names."
-    text = re.sub(r"\\[A-Za-z]+|[{}_^]", " ", _NOT_PROSE.sub(" ", msgid))
+    text = _NOT_PROSE.sub(" ", msgid)
+    text = re.sub(r"\\text\{([^}]*)\}", r" \1 ", text)  # words in a formula's \text{} are prose
+    text = re.sub(r"[_^](\{[^{}]*\}|\w)|\\[A-Za-z]+|[{}]", " ", text)  # sub/superscripts and commands are not
     return bool(re.search(r"[A-Za-z]{2,}[,.;:]?\s+[A-Za-z]{2,}[,.;:]?\s+[A-Za-z]{2,}", text))
 
 

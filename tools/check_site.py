@@ -1,6 +1,7 @@
 """Check the built website in a real browser (headless Chromium driven by Playwright).
 
-    python tools/check_site.py _build/html [--screenshots DIR] [--chromium /usr/bin/chromium]
+    python tools/check_site.py _build/site/en [--screenshots DIR] [--chromium /usr/bin/chromium]
+    python tools/check_site.py _build/site/zh_CN --language zh_CN
 
 For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and checks that
   * the page loads and nothing on it is fetched from outside this machine (offline book);
@@ -12,7 +13,11 @@ For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and c
   * nothing is clipped, at a desktop (1280 px) and a phone (390 px) viewport: no element of the page's
     article sticks out of it or hides part of its content, unless it sits in a box with its own scrollbar
     (wide tables, code and equations scroll inside their box), and the page itself never scrolls sideways;
-and saves a screenshot of each page at each width. Exit status 1 if any check fails.
+  * the page links to itself in the other editions (the language switch), and those pages exist;
+and saves a screenshot of each page at each width. The site's search finds a chapter for a word of its language.
+With --language zh_CN (the Chinese edition) each page must also show Chinese text, in a real CJK font (single
+characters are screenshot and compared: missing glyphs are drawn as identical boxes), and no markup that a
+translation broke: no literal `**`, `$`, `{cite` or `[^` in the text. Exit status 1 if any check fails.
 """
 from __future__ import annotations
 
@@ -117,6 +122,53 @@ CLIPPED_JS = """
 """
 WIDTHS = {"desktop": 1280, "phone": 390}
 
+# Runs in the page: the links of the language switch, as absolute URLs.
+SWITCH_JS = """() => Array.from(document.querySelectorAll('.language-switch a')).map(a => a.href)"""
+
+# Runs in the page: the text a reader sees (no code, no math), for the translated edition's checks.
+TEXT_JS = """() => {
+  const clone = (document.querySelector('article.bd-article') || document.body).cloneNode(true);
+  clone.querySelectorAll('pre, code, script, style, mjx-container, .highlight, .cell_output').forEach(e => e.remove());
+  return clone.textContent;
+}"""
+LEFTOVER_MARKUP = re.compile(r"\*\*|\$|\{cite|\[\^")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+PROBE = "注意力\ue000"  # three different characters, and one no font draws (a private-use code point)
+
+
+def cjk_glyphs_differ(page) -> str | None:
+    "None if the probe's Chinese characters are drawn as different glyphs (a real CJK font); else the problem."
+    page.evaluate("""(chars) => {
+      const box = document.createElement('div');
+      box.id = 'cjk-probe';
+      box.style.cssText = 'font-size:40px;line-height:1.2;position:relative;z-index:9999;background:#fff';
+      for (const c of chars) { const s = document.createElement('span'); s.textContent = c; box.appendChild(s); }
+      (document.querySelector('article.bd-article') || document.body).prepend(box);
+    }""", PROBE)
+    shots = [page.locator("#cjk-probe span").nth(i).screenshot() for i in range(len(PROBE))]
+    page.evaluate("() => document.getElementById('cjk-probe').remove()")
+    chinese, missing = shots[:-1], shots[-1]
+    if len(set(chinese)) < len(chinese):
+        return f"different Chinese characters ({PROBE[:-1]}) are drawn identically: no CJK font (tofu boxes)"
+    if missing in chinese:
+        return "a Chinese character is drawn like a character no font has: no CJK font (tofu boxes)"
+    return None
+
+
+def check_search(browser, base: str, word: str) -> list[str]:
+    "The site's own search finds at least one chapter for WORD."
+    page = browser.new_page()
+    page.goto(f"{base}/search.html?q={word}", wait_until="load")
+    try:
+        page.wait_for_selector("#search-results ul.search li a", timeout=15000)
+    except Exception:  # noqa: BLE001 -- no result in time is the failure reported below
+        pass
+    hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(e => e.href)")
+    page.close()
+    chapters = [h for h in hits if "/nbs/" in h]
+    print(f"{'ok' if chapters else 'FAIL':4} search for {word!r}: {len(chapters)} chapters")
+    return [] if chapters else [f"search for {word!r} finds no chapter"]
+
 
 def expectations(root: Path, page_name: str) -> tuple[bool, bool]:
     "(has math, has a figure) in the page's source: TeX in its markdown, an image among a notebook's outputs."
@@ -131,7 +183,7 @@ def expectations(root: Path, page_name: str) -> tuple[bool, bool]:
 
 
 def check_page(browser, base: str, page_name: str, width_name: str, width: int, screenshots: Path | None,
-               root: Path = Path(".")) -> int:
+               root: Path = Path("."), language: str = "en") -> int:
     "Load one page at one viewport width and check it; 1 if something is wrong (printed), else 0."
     problems: list[str] = []
     page = browser.new_page(viewport={"width": width, "height": 900})
@@ -169,6 +221,24 @@ def check_page(browser, base: str, page_name: str, width_name: str, width: int, 
                         f"e.g. {'; '.join(clipped['clipped'])}")
     if clipped["page_scrolls_sideways"]:
         problems.append("the page scrolls sideways")
+    switch = page.evaluate(SWITCH_JS)
+    if not switch:
+        problems.append("no link to the page in the other edition (language switch)")
+    for href in switch:
+        target = page.request.get(href)
+        if not target.ok or not urlparse(href).path.endswith(f"/{page_name}.html"):
+            problems.append(f"the language switch leads to {href} (HTTP {target.status}), not this page")
+    if language != "en":
+        text = page.evaluate(TEXT_JS)
+        if not CJK.search(text):
+            problems.append(f"no {language} text on the page")
+        leftover = LEFTOVER_MARKUP.search(text)
+        if leftover:
+            start = max(0, leftover.start() - 30)
+            problems.append(f"markup left in the text: {text[start:leftover.end() + 30]!r}")
+        tofu = cjk_glyphs_differ(page)
+        if tofu:
+            problems.append(tofu)
     if screenshots is not None:
         screenshots.mkdir(parents=True, exist_ok=True)
         suffix = "" if width_name == "desktop" else f"_{width_name}"
@@ -182,16 +252,22 @@ def check_page(browser, base: str, page_name: str, width_name: str, width: int, 
     return int(bool(problems))
 
 
-def check(site: Path, root: Path, screenshots: Path | None, chromium: str) -> int:
-    pages = toc_pages(root)
-    server, base = serve(site)
+SEARCH_WORD = {"en": "attention", "zh_CN": "注意力"}
+
+
+def check(site: Path, root: Path, screenshots: Path | None, chromium: str, language: str = "en",
+          only: list[str] | None = None) -> int:
+    pages = [p for p in toc_pages(root) if not only or p in only]
+    server, base = serve(site.resolve().parent)  # the editions side by side: the switch's links must resolve
+    base = f"{base}/{site.resolve().name}"
     failures = 0
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             for page_name in pages:
                 for width_name, width in WIDTHS.items():
-                    failures += check_page(browser, base, page_name, width_name, width, screenshots, root)
+                    failures += check_page(browser, base, page_name, width_name, width, screenshots, root, language)
+            failures += len(check_search(browser, base, SEARCH_WORD.get(language, SEARCH_WORD["en"])))
             browser.close()
     finally:
         server.shutdown()
@@ -202,14 +278,16 @@ def check(site: Path, root: Path, screenshots: Path | None, chromium: str) -> in
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("site", type=Path, help="the built HTML folder, e.g. _build/html")
+    ap.add_argument("site", type=Path, help="one edition's built HTML folder, e.g. _build/site/en")
     ap.add_argument("--root", type=Path, default=Path("."), help="the book's root (where _toc.yml is)")
     ap.add_argument("--screenshots", type=Path, default=None, help="save one PNG per page here")
     ap.add_argument("--chromium", default="/usr/bin/chromium", help="the Chromium binary")
+    ap.add_argument("--language", default="en", help="the edition's language (zh_CN: the Chinese edition's checks)")
+    ap.add_argument("--only", nargs="*", help="check only these pages (e.g. nbs/01_attention)")
     args = ap.parse_args(argv)
     if not (args.site / "index.html").exists() and not any(args.site.glob("*.html")):
         sys.exit(f"{args.site} holds no built site: run `jupyter-book build .` first")
-    return check(args.site, args.root, args.screenshots, args.chromium)
+    return check(args.site, args.root, args.screenshots, args.chromium, args.language, args.only)
 
 
 if __name__ == "__main__":

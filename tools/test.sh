@@ -4,8 +4,10 @@
 #   2. the notebooks are clean (nbdev_clean changes nothing),
 #   3. every notebook executes (nbdev_test; cells flagged slow/gpu are skipped),
 #   4. pytest passes, and its numerical comparisons pass under a second set of CPU kernels as well,
-#   5. the book builds with warnings treated as errors, and
-#   6. the built site renders in headless Chromium (math typeset, figures, no console errors).
+#   5. the Chinese edition's catalogs hold exactly today's English messages, every one translated,
+#   6. both editions of the book build with warnings treated as errors, and
+#   7. the built site renders in headless Chromium (math typeset, figures, no console errors; the Chinese pages
+#      in a real CJK font, with no markup left over).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install.sh
@@ -19,6 +21,9 @@ git status --porcelain -- annotated_transformer | grep . && { echo "annotated_tr
 step "notebooks are clean"
 nbdev_clean
 git status --porcelain -- nbs | grep . && { echo "notebooks are not clean: run nbdev_clean and commit"; exit 1; } || true
+
+step "the Chinese catalogs hold exactly today's English messages, all translated"
+python tools/book_i18n.py check
 
 step "every notebook executes (nbdev_test)"
 nbdev_test --n_workers 2 --timing
@@ -34,11 +39,11 @@ ATEN_CPU_CAPABILITY=default python -m pytest -q -n 2 tests/test_attention.py tes
     tests/test_multihead.py tests/test_positional.py tests/test_sublayers.py tests/test_model.py \
     tests/test_torch_compare.py tests/test_decoding.py tests/test_learning.py -k "not tiny_model_learns"
 
-step "jupyter-book build -W"
-rm -rf _build/html _build/.doctrees
-jupyter-book build . -W -n --keep-going
+step "jupyter-book build -W, both editions"
+bash tools/build_site.sh
 
-step "the site in headless Chromium"
-python tools/check_site.py _build/html --screenshots "${SCREENSHOT_DIR:-_build/screenshots}"
+step "the site in headless Chromium, both editions"
+python tools/check_site.py _build/site/en --screenshots "${SCREENSHOT_DIR:-_build/screenshots}"
+python tools/check_site.py _build/site/zh_CN --language zh_CN --screenshots "${SCREENSHOT_DIR:-_build/screenshots}/zh_CN"
 
 step "all checks passed"
