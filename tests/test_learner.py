@@ -14,6 +14,7 @@ TOC = yaml.safe_load((REPO / "_toc.yml").read_text())
 CHAPTERS = [REPO / f"{f}.ipynb" for f in [TOC["root"], *(c["file"] for p in TOC["parts"] for c in p["chapters"])]
             if (REPO / f"{f}.ipynb").exists()]
 MAIN = [p for p in CHAPTERS if re.match(r"0[1-8]|09a|09b", p.stem)]  # chapters 01 to 09b
+BACK_MATTER = {REPO / f"{c['file']}.ipynb" for p in TOC["parts"] if p["caption"] == "Back matter" for c in p["chapters"]}
 
 
 def cells(path: Path) -> list[tuple[str, str]]:
@@ -31,7 +32,8 @@ def test_every_main_chapter_shows_where_it_is_in_figure_1(path):
     assert len(calls) == 1, f"{path.name}: one you_are_here({chapter!r}) cell"
 
 
-@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.stem != "00_introduction"], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.stem != "00_introduction" and p not in BACK_MATTER],
+                         ids=lambda p: p.stem)
 def test_every_chapter_has_objectives_and_a_summary(path):
     md = [src for kind, src in cells(path) if kind == "markdown"]
     assert any("**In this chapter you will**" in s for s in md[:4]), f"{path.name}: no objectives near the top"

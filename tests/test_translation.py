@@ -131,3 +131,18 @@ def test_the_language_switch_leads_to_the_same_page(page, here, there, link):
     ext = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ext)
     assert ext.language_link(page, here, there) == link
+
+
+def test_part_captions_are_replaced_in_the_written_pages(tmp_path):
+    "sphinx-external-toc adds the part captions after translation: the extension replaces them in the pages."
+    from types import SimpleNamespace
+    spec = importlib.util.spec_from_file_location("nbdev_directives", REPO / "_ext" / "nbdev_directives.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    page = tmp_path / "nbs" / "01_attention.html"
+    page.parent.mkdir()
+    page.write_text('<p class="caption"><span class="caption-text">Appendix</span></p><p>Appendix</p>', encoding="utf-8")
+    app = SimpleNamespace(config=SimpleNamespace(toc_captions=i18n.captions("zh_CN")), outdir=str(tmp_path),
+                          builder=SimpleNamespace(format="html"))
+    ext._translate_captions(app, None)
+    assert page.read_text(encoding="utf-8") == '<p class="caption"><span class="caption-text">附录</span></p><p>Appendix</p>'
