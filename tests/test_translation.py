@@ -86,7 +86,7 @@ def test_check_names_the_chapter_and_the_message_of_every_problem(tmp_path, monk
     english = {"Attention weights sum to one.": "", "A new English sentence.": "", "A changed sentence.": ""}
     _write(pot / "nbs" / "01_attention.pot", english)
     _write(locales / "zh_CN" / "LC_MESSAGES" / "nbs" / "01_attention.po",
-           {"Attention weights sum to one.": "注意力权重之和为一。", "A changed sentence.": "改过的句子。",
+           {"Attention weights sum to one.": "注意力（attention）权重之和为一。", "A changed sentence.": "改过的句子。",
             "An old sentence.": "旧句子。"}, fuzzy={"A changed sentence."})
     monkeypatch.setattr(i18n, "LOCALES", locales)
     monkeypatch.setattr(i18n, "toc_captions", lambda: [])
@@ -146,3 +146,14 @@ def test_part_captions_are_replaced_in_the_written_pages(tmp_path):
                           builder=SimpleNamespace(format="html"))
     ext._translate_captions(app, None)
     assert page.read_text(encoding="utf-8") == '<p class="caption"><span class="caption-text">附录</span></p><p>Appendix</p>'
+
+
+def test_every_chapter_gives_the_english_of_each_term_it_uses_once():
+    problems = [f"{chapter}: {p}" for chapter, path in CATALOGS.items()
+                for p in i18n.gloss_problems(chapter, [m for m in i18n._read(path) if m.id and m.string], GLOSSARY)]
+    assert not problems, "\n".join(problems)
+    # and the check notices a chapter where the English never appears
+    messages = [m for m in i18n._read(CATALOGS["nbs/06c_copy_task"]) if m.id and m.string]
+    for m in messages:
+        m.string = m.string.replace("（greedy decoding）", "")
+    assert "never given as 贪心解码（greedy decoding）" in " ".join(i18n.gloss_problems("nbs/06c_copy_task", messages, GLOSSARY))

@@ -171,6 +171,20 @@ def glossary_problems(chapter: str, msgid: str, msgstr: str, data: dict) -> list
             if t["en"] not in excused and t["regex"].search(text) and t["zh"] not in msgstr]
 
 
+def gloss_problems(chapter: str, messages: list, data: dict) -> list[str]:
+    "Glossary terms a chapter uses without ever giving their English in parentheses: 注意力（attention）."
+    problems = []
+    skip = {u["term"] for u in data.get("unglossed", []) if u["chapter"] == chapter}
+    for t in data["terms"]:
+        if t["en"] in skip or not any(is_prose(m.id) and t["regex"].search(_NOT_PROSE.sub(" ", m.id)) for m in messages):
+            continue
+        en, zh = t.get("pattern", re.escape(t["en"])), re.escape(t["zh"])
+        gloss = re.compile(zh + r"[^。；]{0,12}?[（(][^）)]*?(?:" + en + r")|[（(][^）)]*" + zh + r"[^）)]*?(?:" + en + ")", re.I)
+        if not any(gloss.search(m.string) for m in messages):
+            problems.append(f"glossary: {t['en']!r} is used but never given as {t['zh']}（{t['en']}） in this chapter")
+    return problems
+
+
 def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) -> list[str]:
     "One line per problem: catalogs that do not hold exactly today's English messages, each translated."
     problems = []
@@ -192,6 +206,8 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
             continue
         english = {m.id for m in _read(pots[chapter]) if m.id}
         translated = {m.id: m for m in _read(pos[chapter]) if m.id}
+        problems += [f"{chapter}: {p}" for p in gloss_problems(
+            chapter, [m for m in translated.values() if m.string and not m.fuzzy], terms)]
         for msgid in sorted(english - set(translated)):
             problems.append(f"{chapter}: English message without its translation: {_short(msgid)}")
         for msgid in sorted(set(translated) - english):
