@@ -13,6 +13,9 @@ spec = importlib.util.spec_from_file_location("book_i18n", REPO / "tools" / "boo
 i18n = importlib.util.module_from_spec(spec)
 sys.modules["book_i18n"] = i18n
 spec.loader.exec_module(i18n)
+spec = importlib.util.spec_from_file_location("nbdev_directives", REPO / "_ext" / "nbdev_directives.py")
+ext = importlib.util.module_from_spec(spec)  # the book's Sphinx extension
+spec.loader.exec_module(ext)
 
 GLOSSARY = i18n.glossary()
 CATALOGS = i18n.catalogs()
@@ -127,18 +130,12 @@ def test_the_chinese_readme_gives_the_same_two_commands():
     ("genindex", "zh_CN", "en", "../en/genindex.html"),
 ])
 def test_the_language_switch_leads_to_the_same_page(page, here, there, link):
-    spec = importlib.util.spec_from_file_location("nbdev_directives", REPO / "_ext" / "nbdev_directives.py")
-    ext = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ext)
     assert ext.language_link(page, here, there) == link
 
 
 def test_part_captions_are_replaced_in_the_written_pages(tmp_path):
     "sphinx-external-toc adds the part captions after translation: the extension replaces them in the pages."
     from types import SimpleNamespace
-    spec = importlib.util.spec_from_file_location("nbdev_directives", REPO / "_ext" / "nbdev_directives.py")
-    ext = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ext)
     page = tmp_path / "nbs" / "01_attention.html"
     page.parent.mkdir()
     page.write_text('<p class="caption"><span class="caption-text">Appendix</span></p><p>Appendix</p>', encoding="utf-8")

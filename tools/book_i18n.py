@@ -175,8 +175,9 @@ def gloss_problems(chapter: str, messages: list, data: dict) -> list[str]:
     "Glossary terms a chapter uses without ever giving their English in parentheses: 注意力（attention）."
     problems = []
     skip = {u["term"] for u in data.get("unglossed", []) if u["chapter"] == chapter}
+    prose = [_NOT_PROSE.sub(" ", m.id) for m in messages if is_prose(m.id)]  # the English, stripped once
     for t in data["terms"]:
-        if t["en"] in skip or not any(is_prose(m.id) and t["regex"].search(_NOT_PROSE.sub(" ", m.id)) for m in messages):
+        if t["en"] in skip or not any(t["regex"].search(text) for text in prose):
             continue
         en, zh = t.get("pattern", re.escape(t["en"])), re.escape(t["zh"])
         gloss = re.compile(zh + r"[^。；]{0,12}?[（(][^）)]*?(?:" + en + r")|[（(][^）)]*" + zh + r"[^）)]*?(?:" + en + ")", re.I)

@@ -124,6 +124,7 @@ WIDTHS = {"desktop": 1280, "phone": 390}
 
 # Runs in the page: the links of the language switch, as absolute URLs.
 SWITCH_JS = """() => Array.from(document.querySelectorAll('.language-switch a')).map(a => a.href)"""
+_SWITCH_STATUS: dict[str, int] = {}  # href -> HTTP status, for the run
 
 # Runs in the page: the text a reader sees (no code, no math), for the translated edition's checks.
 TEXT_JS = """() => {
@@ -225,9 +226,11 @@ def check_page(browser, base: str, page_name: str, width_name: str, width: int, 
     if not switch:
         problems.append("no link to the page in the other edition (language switch)")
     for href in switch:
-        target = page.request.get(href)
-        if not target.ok or not urlparse(href).path.endswith(f"/{page_name}.html"):
-            problems.append(f"the language switch leads to {href} (HTTP {target.status}), not this page")
+        if href not in _SWITCH_STATUS:  # the same link at every width: fetched once
+            _SWITCH_STATUS[href] = page.request.get(href).status
+        status = _SWITCH_STATUS[href]
+        if not 200 <= status < 300 or not urlparse(href).path.endswith(f"/{page_name}.html"):
+            problems.append(f"the language switch leads to {href} (HTTP {status}), not this page")
     if language != "en":
         text = page.evaluate(TEXT_JS)
         if not CJK.search(text):
