@@ -7,6 +7,7 @@ One command trains one row with one seed, scores it and records it as one small 
     python bench/table3.py queue --scale mini --plan plan.txt                # lines "VARIANT SEED", skip recorded
     python bench/table3.py list                                              # the rows, and each scale's settings
     python bench/table3.py table                                             # the table built from the records
+    python bench/table3.py recipe-choice RUN_DIR... --out FILE               # candidate recipes of the miniature
 
 A run is three commands of the package (their text goes into the record, as a reader types them):
 
@@ -138,10 +139,10 @@ class Scale:
 
 SCALES = {s.name: s for s in [
     Scale("mini", dict(N=2, d_model=128, d_ff=512, h=8, dropout=0.1, label_smoothing=0.1, positional="sinusoidal"),
-          f"{_DATA} --data-option vocab_size=4000 --share-embeddings --max-positions 256 --warmup 200 "
-          "--max-tokens 2000 --steps 400 --eval-every 100 --checkpoint-every 20 --keep-last 5 --log-every 20",
+          f"{_DATA} --data-option vocab_size=4000 --share-embeddings --max-positions 256 --warmup 400 "
+          "--max-tokens 2000 --steps 600 --eval-every 100 --checkpoint-every 20 --keep-last 5 --log-every 20",
           what="the CPU miniature of chapter 12: the paper's widths divided by 4, a third of its depth, "
-               "400 updates of about 2,000 target tokens (about 4 minutes per run on one CPU thread)"),
+               "600 updates of about 2,000 target tokens (about 6 minutes per run on one CPU thread)"),
     Scale("reference", dict(N=3, d_model=256, d_ff=1024, h=4, dropout=0.1, label_smoothing=0.1,
                              positional="sinusoidal"),
           f"{_DATA} --data-option vocab_size=8000 --share-embeddings --max-positions 256 --warmup 1000 "
@@ -338,6 +339,40 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
     print(f"wrote {dest}: dev ppl {record['dev_ppl']:.2f}, greedy BLEU {record['greedy']['bleu']:.2f}, "
           f"beam 4 + avg BLEU {record['beam4_avg5']['bleu']:.2f}, {seconds['total']:.0f} s")
     return dest
+
+
+def _moved(command: str, run_dir: Path) -> str:
+    "COMMAND with the run directory shown as runs/recipe_choice/NAME, as a reader would type it."
+    return command.replace(str(run_dir), f"runs/recipe_choice/{run_dir.name}")
+
+
+def recipe_candidate(run_dir: str | Path) -> dict:
+    """One candidate recipe for the miniature, from a run directory that `annotated-transformer train` wrote
+    (config.json, metrics.jsonl), its greedy score (RUN.greedy.json, written by `evaluate --json`) and its training
+    time (RUN.train_seconds, the seconds `/usr/bin/time -f %e` printed), or from a record of `run` (a .json file):
+    chapter 12's "Choosing the miniature"."""
+    run_dir = Path(run_dir)
+    if run_dir.suffix == ".json":  # a record of `run` (an earlier miniature, from the repository's history)
+        r = json.loads(run_dir.read_text())
+        c = r["train_config"]
+        return {"name": r["name"], "warmup": c["warmup"], "steps": c["steps"], "max_tokens": c["max_tokens"],
+                "seed": r["seed"], "command": r["commands"]["train"], "eval_command": r["commands"]["eval_greedy"],
+                "provenance": {k: r["provenance"][k] for k in ("commit", "device", "torch", "date")},
+                "train_seconds": r["provenance"]["wall_seconds"]["train"],
+                "dev_curve": r["dev_curve"], "greedy": r["greedy"]}
+    config = json.loads((run_dir / "config.json").read_text())
+    metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    greedy = Path(f"{run_dir}.greedy.json")
+    seconds = Path(f"{run_dir}.train_seconds")
+    t = config["train"]
+    return {"name": run_dir.name, "warmup": t["warmup"], "steps": t["steps"], "max_tokens": t["max_tokens"],
+            "seed": t["seed"], "command": _moved(display(config["command"][2:], "train"), run_dir),
+            "eval_command": _moved(json.loads(greedy.read_text())["command"], run_dir) if greedy.exists() else None,
+            "provenance": {"commit": config["code"]["commit"], "device": (f"cpu ({_cpu_name()})" if config["device"] == "cpu" else
+                                                               config["device"]) + f", {config['threads']} thread", "torch": config["torch"], "date": config["date"]},
+            "train_seconds": float(seconds.read_text()) if seconds.exists() else None,
+            "dev_curve": [{"step": m["step"], "dev_ppl": round(m["dev_ppl"], 3)} for m in metrics if "dev_ppl" in m],
+            "greedy": _score(json.loads(greedy.read_text())) if greedy.exists() else None}
 
 
 # ------------------------------------------------------------------------------------------------ collecting
@@ -571,6 +606,9 @@ def main(argv=None):
         s.add_argument("--results", type=Path, default=RESULTS)
         s.add_argument("--keep-checkpoints", action="store_true")
         s.add_argument("--overwrite", action="store_true")
+    c = sub.add_parser("recipe-choice", help="collect candidate recipes of the miniature (run directories) into one JSON")
+    c.add_argument("run_dirs", type=Path, nargs="+")
+    c.add_argument("--out", type=Path, required=True)
     sub.add_parser("list", help="the rows of Table 3 and each scale's settings for them")
     t = sub.add_parser("table", help="the table and the trends built from the records")
     t.add_argument("--results", type=Path, default=RESULTS)
@@ -601,6 +639,10 @@ def main(argv=None):
                     args.device, args.split_dir)
             except RuntimeError as e:
                 print(f"{variant} seed {seed}: {e}", flush=True)
+    elif args.command == "recipe-choice":
+        found = [recipe_candidate(d) for d in args.run_dirs]
+        args.out.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}: {len(found)} runs")
     elif args.command == "list":
         for s in SCALES.values():
             dup = duplicates(s.name)

@@ -162,6 +162,19 @@ def test_one_tiny_run_end_to_end(tmp_path, monkeypatch):
     assert record["commands"]["train"].startswith("annotated-transformer train") and "--seed 0" in record["commands"]["train"]
     assert not (tmp_path / "runs" / "tiny_A_h1_s0" / "checkpoints").exists()  # deleted after scoring
     assert t3.load_records(tmp_path / "results", "tiny")[0]["name"] == "tiny_A_h1_s0"
+    # the same run as a candidate recipe of chapter 12's "How the recipe was chosen", from its record and from its
+    # run directory (with the greedy score and training time that `recipe-choice` expects beside it)
+    from_record = t3.recipe_candidate(dest)
+    assert (from_record["steps"], from_record["warmup"], from_record["max_tokens"]) == (6, 10, 200)
+    assert from_record["dev_curve"] == record["dev_curve"] and from_record["greedy"] == record["greedy"]
+    out = tmp_path / "runs" / "tiny_A_h1_s0"
+    Path(f"{out}.greedy.json").write_text(Path(f"{out}.eval.greedy.json").read_text())
+    Path(f"{out}.train_seconds").write_text("12.5\n")
+    from_dir = t3.recipe_candidate(out)
+    assert from_dir["train_seconds"] == 12.5 and from_dir["greedy"]["bleu"] == record["greedy"]["bleu"]
+    assert [c["dev_ppl"] for c in from_dir["dev_curve"]] == [c["dev_ppl"] for c in record["dev_curve"]]
+    assert from_dir["command"].startswith("annotated-transformer train") and str(tmp_path) not in from_dir["command"]
+    assert "runs/recipe_choice/tiny_A_h1_s0" in from_dir["eval_command"]
 
 
 # ---- the chapter's claims ---------------------------------------------------------------------------------------
