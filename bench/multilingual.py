@@ -16,7 +16,8 @@ bench/tf32.py: float32 weights, TF32 matrix products on a GPU, no autocast. The 
 Runs start in order of their tier (1: seed 0 of both programs on every pair; 2: seed 1; 3 and 4: ablations and
 third seeds on Italian and Russian; 5: German, two more seeds of both and three ablations), so a deadline that cuts
 the plan short cuts its least important part; 6: one more seed of both on the four Bible pairs, the package's with
-all three evaluations. A run still going at the deadline is stopped and recorded as such
+all three evaluations; 7: three more seeds of both on Russian and Chinese, and the package with the loop's tokenizer
+on Chinese, each read by bench/stop_analysis.py (where do the models stop?). A run still going at the deadline is stopped and recorded as such
 (with whatever it finished: a dev curve, some of its evaluations). The ablation with the loop's tokenizer trains it
 once per pair with the loop's own `train_spm` into DATA/../loop-spm/. results/multilingual/ holds the runs of
 three GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5` and `--deadline 470 --tiers 6`.
@@ -57,9 +58,9 @@ ABLATIONS = {  # variant -> (program, extra arguments, what it changes)
 def plan(steps: int = 1000) -> list[dict]:
     "Every run, in the order they start."
     runs = []
-    def add(tier, variant, pair, seed, evaluate=False):
+    def add(tier, variant, pair, seed, evaluate=False, analyse=False):
         runs.append({"name": f"{variant}_{pair}_s{seed}", "tier": tier, "variant": variant, "pair": pair,
-                     "seed": seed, "steps": steps, "evaluate": evaluate})
+                     "seed": seed, "steps": steps, "evaluate": evaluate, "analyse": analyse})
     for seed, tier in ((0, 1), (1, 2)):
         for pair in PAIRS:
             add(tier, "loop", pair, seed)
@@ -80,6 +81,12 @@ def plan(steps: int = 1000) -> list[dict]:
     for pair, seed in (("fr-en", 2), ("it-en", 3), ("ru-en", 3), ("de-en", 4)):  # one more seed of both where
         add(6, "package", pair, seed, evaluate=True)                          # no package run had been dev-tuned
         add(6, "loop", pair, seed)
+    for pair, seeds in (("ru-en", (4, 5, 6)), ("zh-en", (2, 3, 4))):  # when the models stop: three more seeds of
+        for seed in seeds:                                             # both, each read by bench/stop_analysis.py
+            add(7, "package", pair, seed, evaluate="greedy", analyse=True)
+            add(7, "loop", pair, seed, analyse=True)
+    for seed in (0, 1, 2):  # is the package's short Chinese-English output its tokenizer's?
+        add(7, "package_loop_tokenizer", "zh-en", seed, evaluate="greedy", analyse=True)
     return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
 
 
@@ -111,34 +118,51 @@ def command(run: dict, data: Path, work: Path, device: str, every: int = 25) -> 
         cmd = [sys.executable, str(HERE / "tf32.py"), *(["--default-cuda"] if device == "cuda" else []),
                str(HERE / "reference_loop.py"), "--train", files["train"], "--dev", files["dev"], "--test",
                files["test"], "--out", out, "--steps", str(run["steps"]), "--seed", str(run["seed"]),
-               "--eval-every", "250", "--threads", "1", *extra.split()]
+               "--eval-every", "250", "--threads", "1", *(["--save-model"] if run.get("analyse") else []),
+               *extra.split()]
         return cmd, {}
     if extra.startswith("ABLATE="):
         head, extra = [str(HERE / "ablate_model.py"), extra.split("=", 1)[1], "train"], ""
     else:
         head = ["-m", "annotated_transformer.train_command"]
     spec = "spec=tsv:" + ";".join(files[s] for s in ("train", "dev", "test"))
-    keep = ["--checkpoint-every", str(every), "--keep-last", "5"] if run["evaluate"] else ["--checkpoint-every", "0"]
+    averages = run["evaluate"] is True  # the fixed and the tuned evaluation average the last 5 checkpoints
+    keep = ["--checkpoint-every", str(every), "--keep-last", "5"] if averages else ["--checkpoint-every", "0"]
     cmd = [sys.executable, str(HERE / "tf32.py"), *head, "--data", "corpus", "--data-option", spec,
            *RECIPE.split(), "--steps", str(run["steps"]), "--seed", str(run["seed"]), "--eval-every", "250",
            *keep, "--threads", "1", "--device", device, "--amp", "off", "--no-progress", "--out", out, *extra.split()]
     return cmd, {}
 
 
-def evaluations(run: dict, work: Path, device: str) -> list[list[str]]:
-    "The `evaluate` commands of a package run: greedy, the paper's fixed beam + average, and dev-tuned."
+def evaluations(run: dict, work: Path, device: str, data: Path | None = None) -> list[list[str]]:
+    """What runs after training: for the package, greedy `evaluate` (and unless evaluate="greedy", the paper's fixed
+    beam + average, and dev-tuned); then, for runs to analyse, bench/stop_analysis.py on the dev split."""
     out = str(work / run["name"])
-    base = [sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--model", out, "--device", device,
-            "--threads", "1", "--samples", "3"]
-    return [base + ["--greedy", "--avg", "1", "--json", f"{out}/eval_greedy.json"],
-            base + ["--beam", "4", "--alpha", "0.6", "--avg", "5", "--json", f"{out}/eval_fixed.json"],
-            base + ["--tune", "--json", f"{out}/eval_tuned.json"]]
+    cmds = []
+    if ABLATIONS[run["variant"]][0] == "package" and run["evaluate"]:
+        base = [sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--model", out, "--device", device,
+                "--threads", "1", "--samples", "3"]
+        cmds.append(base + ["--greedy", "--avg", "1", "--json", f"{out}/eval_greedy.json"])
+        if run["evaluate"] is True:
+            cmds += [base + ["--beam", "4", "--alpha", "0.6", "--avg", "5", "--json", f"{out}/eval_fixed.json"],
+                     base + ["--tune", "--json", f"{out}/eval_tuned.json"]]
+    if run.get("analyse"):
+        wrap = [sys.executable, str(HERE / "tf32.py"), str(HERE / "stop_analysis.py")]
+        if ABLATIONS[run["variant"]][0] == "loop":  # the loop's greedy makes its tensors on the default device
+            dev = str((data or Path("data")) / f"{PAIRS[run['pair']]}.dev.tsv")
+            cmds.append(wrap[:2] + (["--default-cuda"] if device == "cuda" else []) + wrap[2:] +
+                        ["--loop", out, "--dev", dev, "--out", f"{out}/stops.json", "--device", device])
+        else:
+            cmds.append(wrap + ["--package", out, "--out", f"{out}/stops.json", "--device", device])
+    return cmds
 
 
 def collect(run: dict, work: Path) -> dict:
     "What a finished run recorded: dev curve, test scores, seconds."
     folder = work / run["name"]
     rec = {"dev_curve": [], "evaluations": {}}
+    if (folder / "stops.json").is_file():
+        rec["stops"] = json.loads((folder / "stops.json").read_text(encoding="utf-8"))
     if ABLATIONS[run["variant"]][0] == "loop":
         result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
         rec["dev_curve"] = [{"step": r["step"], "dev_ppl": r["dev_ppl"]} for r in result["curve"] if "dev_ppl" in r]
@@ -185,8 +209,7 @@ def run_all(args) -> int:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**env, **extra_env},
                                 start_new_session=True)
         run.update(command=" ".join(cmd[1:]), started=time.time() - start, stage="train", queue=[])
-        if run["evaluate"]:
-            run["queue"] = evaluations(run, work, args.device)
+        run["queue"] = evaluations(run, work, args.device, data)
         running[run["name"]] = (run, proc, log)
         print(f"[{time.time() - start:6.0f} s] start {run['name']}", flush=True)
 
@@ -204,6 +227,7 @@ def run_all(args) -> int:
         ckpt = work / run["name"] / "checkpoints"
         if ckpt.is_dir():
             shutil.rmtree(ckpt, ignore_errors=True)  # 5 x 90 MB a run: the disk is not endless
+        (work / run["name"] / "model.pt").unlink(missing_ok=True)  # the loop's, for the analysis
         done.append(run["name"])
         print(f"[{time.time() - start:6.0f} s] {status} {run['name']}", flush=True)
 
@@ -278,7 +302,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.what == "plan":
         for run in plan():
-            print(run["tier"], run["name"], "(+ 3 evaluations)" if run["evaluate"] else "")
+            after = {True: "(+ 3 evaluations)", "greedy": "(+ greedy evaluation)"}.get(run["evaluate"], "")
+            print(run["tier"], run["name"], after, "(+ stop analysis)" if run["analyse"] else "")
         return 0
     if args.what == "table":
         table(args.folder)

@@ -17,7 +17,8 @@ of the reference split (chapter 9a and 9b; the files come from `annotated-transf
     python bench/reference_loop.py --train T.tsv --dev D.tsv --test X.tsv --out runs/ref --steps 1000
 
 It writes OUT/spm.model (reusable by the package: --data-option tokenizer=OUT/spm.model), OUT/log.jsonl and
-OUT/result.json (dev perplexity curve, greedy BLEU/chrF with signatures, samples, provenance).
+OUT/result.json (dev perplexity curve, greedy BLEU/chrF with signatures, samples, provenance); with --save-model
+also OUT/model.pt, the final weights.
 """
 import argparse, io, json, math, platform, random, subprocess, sys, time
 from pathlib import Path
@@ -176,6 +177,8 @@ def main():
                    "(default 0.9995 if the text is mostly CJK, else 1.0)")
     p.add_argument("--eval-every", type=int, default=500); p.add_argument("--threads", type=int, default=1)
     p.add_argument("--test-limit", type=int, default=None, help="score only the first N test pairs")
+    p.add_argument("--save-model", action="store_true", help="also write the final weights to OUT/model.pt "
+                   "(for bench/stop_analysis.py; training is the same either way)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -224,6 +227,8 @@ def main():
                              "sacrebleu": sacrebleu.__version__, "sentencepiece": spm.__version__,
                              "machine": platform.machine(), "threads": a.threads,
                              "commit": commit, "date": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}}
+    if a.save_model:
+        torch.save(model.state_dict(), a.out / "model.pt")
     if a.test:
         test = read_tsv(a.test)[: a.test_limit]
         hyps = greedy(model, sp, [s for s, _ in test])
