@@ -1,6 +1,7 @@
 """Train with ONE difference between the package and the independent loop (`bench/reference_loop.py`) removed.
 
     python bench/ablate_model.py VARIANT train [annotated-transformer train options...]
+    python bench/ablate_model.py VARIANT evaluate --model RUN [annotated-transformer evaluate options...]
 
 The package and the loop differ in a few places that no test of equal outputs can see, because they change how
 the model starts or learns, not what a given set of weights computes. Each VARIANT patches one of them into
@@ -68,8 +69,8 @@ def patch(variant: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[2] != "train":
-        raise SystemExit(f"usage: python bench/ablate_model.py {{{','.join(VARIANTS)}}}[+...] train [train options]")
+    if len(sys.argv) < 3 or sys.argv[2] not in ("train", "evaluate"):  # evaluate: a run it trained, built the same way
+        raise SystemExit(f"usage: python bench/ablate_model.py {{{','.join(VARIANTS)}}}[+...] train|evaluate [options]")
     for one in sys.argv[1].split("+"):
         patch(one)
     sys.exit(main(sys.argv[2:]))

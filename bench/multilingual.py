@@ -17,7 +17,8 @@ Runs start in order of their tier (1: seed 0 of both programs on every pair; 2: 
 third seeds on Italian and Russian; 5: German, two more seeds of both and three ablations), so a deadline that cuts
 the plan short cuts its least important part; 6: one more seed of both on the four Bible pairs, the package's with
 all three evaluations; 7: three more seeds of both on Russian and Chinese, and the package with the loop's tokenizer
-on Chinese, each read by bench/stop_analysis.py (where do the models stop?). A run still going at the deadline is stopped and recorded as such
+on Chinese, each read by bench/stop_analysis.py (where do the models stop?); 8: on Chinese, the ablations of tier 3
+with greedy evaluation, and two more seeds of both. A run still going at the deadline is stopped and recorded as such
 (with whatever it finished: a dev curve, some of its evaluations). The ablation with the loop's tokenizer trains it
 once per pair with the loop's own `train_spm` into DATA/../loop-spm/. results/multilingual/ holds the runs of
 three GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5` and `--deadline 470 --tiers 6`.
@@ -87,6 +88,12 @@ def plan(steps: int = 1000) -> list[dict]:
             add(7, "loop", pair, seed, analyse=True)
     for seed in (0, 1, 2):  # is the package's short Chinese-English output its tokenizer's?
         add(7, "package_loop_tokenizer", "zh-en", seed, evaluate="greedy", analyse=True)
+    for seed in (0, 1, 2):  # ... or its model and loss, or its batches? (and the loop with the package's batches)
+        for variant in ("package_torch_like", "package_cut_once", "loop_rebatch"):
+            add(8, variant, "zh-en", seed, evaluate="greedy" if variant.startswith("package") else False)
+    for seed in (5, 6):  # two more seeds of both programs on Chinese-English
+        add(8, "package", "zh-en", seed, evaluate="greedy", analyse=True)
+        add(8, "loop", "zh-en", seed, analyse=True)
     return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
 
 
@@ -140,7 +147,10 @@ def evaluations(run: dict, work: Path, device: str, data: Path | None = None) ->
     out = str(work / run["name"])
     cmds = []
     if ABLATIONS[run["variant"]][0] == "package" and run["evaluate"]:
-        base = [sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--model", out, "--device", device,
+        extra = ABLATIONS[run["variant"]][1]  # a patched model is read back with the same patches
+        head = ([str(HERE / "ablate_model.py"), extra.split("=", 1)[1]] if extra.startswith("ABLATE=")
+                else ["-m", "annotated_transformer.cli"])
+        base = [sys.executable, *head, "evaluate", "--model", out, "--device", device,
                 "--threads", "1", "--samples", "3"]
         cmds.append(base + ["--greedy", "--avg", "1", "--json", f"{out}/eval_greedy.json"])
         if run["evaluate"] is True:
