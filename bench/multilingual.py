@@ -18,7 +18,8 @@ third seeds on Italian and Russian; 5: German, two more seeds of both and three 
 the plan short cuts its least important part; 6: one more seed of both on the four Bible pairs, the package's with
 all three evaluations; 7: three more seeds of both on Russian and Chinese, and the package with the loop's tokenizer
 on Chinese, each read by bench/stop_analysis.py (where do the models stop?); 8: on Chinese, the ablations of tier 3
-with greedy evaluation, and two more seeds of both. A run still going at the deadline is stopped and recorded as such
+with greedy evaluation, and two more seeds of both; 9: three more seeds of both on Russian and Chinese, analysed
+with the repetition counts that bench/stop_analysis.py gained after tier 8. A run still going at the deadline is stopped and recorded as such
 (with whatever it finished: a dev curve, some of its evaluations). The ablation with the loop's tokenizer trains it
 once per pair with the loop's own `train_spm` into DATA/../loop-spm/. results/multilingual/ holds the runs of
 three GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5` and `--deadline 470 --tiers 6`.
@@ -94,6 +95,10 @@ def plan(steps: int = 1000) -> list[dict]:
     for seed in (5, 6):  # two more seeds of both programs on Chinese-English
         add(8, "package", "zh-en", seed, evaluate="greedy", analyse=True)
         add(8, "loop", "zh-en", seed, analyse=True)
+    for pair in ("ru-en", "zh-en"):  # three more seeds of both, analysed for outputs that repeat themselves too;
+        for seed in (7, 8, 9):       # planned before they ran, and counted in every mean whatever they show
+            add(9, "package", pair, seed, evaluate="greedy", analyse=True)
+            add(9, "loop", pair, seed, analyse=True)
     return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
 
 

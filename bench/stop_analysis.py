@@ -12,7 +12,9 @@ directory, whose corpus.json names its dev split, or the loop's OUT with the mod
   often EOS is the most likely piece inside the sentence (where greedy decoding on the reference path would stop
   early), and in how many sentences that happens at least once;
 * free-running greedy decoding: the length ratio (sacreBLEU's tokens), the share of outputs shorter than half their
-  reference, and the share that end on a comma, semicolon or colon.
+  reference, longer than 1.5 times it, and repeating themselves (some word 4-gram twice), the share that end on a
+  comma, semicolon or colon, the length ratio without the repeating outputs, and the three shortest and three
+  longest outputs against their references.
 
 Each program is read with its own code (the loop's model class from bench/reference_loop.py, which never imports
 the package), so the numbers of the two compare as the models they are.
@@ -77,6 +79,13 @@ def load_loop(out: Path, dev: Path, device: str):
             pairs, (loop.PAD, loop.BOS, loop.EOS), torch.device(device))
 
 
+def repeats(text: str, n: int = 4) -> bool:
+    "Whether some n-gram of words occurs twice in `text` (greedy decoding caught in a loop)."
+    w = text.split()
+    grams = [tuple(w[i:i + n]) for i in range(len(w) - n + 1)]
+    return len(set(grams)) < len(grams)
+
+
 @torch.no_grad()
 def analyse(log_probs, greedy, piece, ids, pairs, special, device, batch: int = 64) -> dict:
     "The measurements listed in the module's docstring."
@@ -110,6 +119,11 @@ def analyse(log_probs, greedy, piece, ids, pairs, special, device, batch: int = 
     refs = [t for _, t in pairs]
     bleu = sacrebleu.BLEU().corpus_score(hyps, [refs])
     words = lambda s: len(s.split())
+    loops = [repeats(h) for h in hyps]
+    plain = [i for i in range(len(hyps)) if not loops[i]]
+    plain_bleu = sacrebleu.BLEU().corpus_score([hyps[i] for i in plain], [[refs[i] for i in plain]])
+    by_ratio = sorted(range(len(hyps)), key=lambda i: words(hyps[i]) / max(words(refs[i]), 1))
+    example = lambda i: {"source": pairs[i][0], "reference": refs[i], "hypothesis": hyps[i]}
     return {
         "dev_sentences": len(pairs),
         "p_eos_at_end": mean(at_end),
@@ -121,7 +135,11 @@ def analyse(log_probs, greedy, piece, ids, pairs, special, device, batch: int = 
         "sentences_with_early_eos_top": early_sentences / len(ids),
         "greedy_dev": {"bleu": bleu.score, "length_ratio": bleu.sys_len / max(bleu.ref_len, 1), "bp": bleu.bp,
                        "under_half": sum(words(h) < 0.5 * words(r) for h, r in zip(hyps, refs)) / len(refs),
-                       "ends_on_clause_mark": sum(h.rstrip().endswith(CLAUSE_ENDS) for h in hyps) / len(hyps)},
+                       "over_one_and_a_half": sum(words(h) > 1.5 * words(r) for h, r in zip(hyps, refs)) / len(refs),
+                       "repeating": sum(loops) / len(hyps),
+                       "length_ratio_without_repeating": plain_bleu.sys_len / max(plain_bleu.ref_len, 1),
+                       "ends_on_clause_mark": sum(h.rstrip().endswith(CLAUSE_ENDS) for h in hyps) / len(hyps),
+                       "shortest": [example(i) for i in by_ratio[:3]], "longest": [example(i) for i in by_ratio[-3:]]},
     }
 
 
