@@ -2,6 +2,7 @@
 
     python bench/stop_analysis.py --package RUN_DIR --out stops.json [--device cuda]
     python bench/stop_analysis.py --loop LOOP_OUT --dev DEV.tsv --out stops.json [--device cuda]
+    python bench/stop_analysis.py --references DEV.tsv... --out repetition.json   # how often the references repeat
 
 Chapter 09b asks why greedy output length swings with the seed. This reads one trained model (a package run
 directory, whose corpus.json names its dev split, or the loop's OUT with the model.pt that `reference_loop.py
@@ -148,15 +149,28 @@ def main(argv=None) -> int:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--package", type=Path, help="a package run directory trained with --data corpus")
     which.add_argument("--loop", type=Path, help="the loop's --out directory, trained with --save-model")
+    which.add_argument("--references", type=Path, nargs="+", help="TSV files (source, reference): the share of "
+                       "references that repeat a word 4-gram themselves, the baseline for the models' outputs")
     p.add_argument("--dev", type=Path, help="the dev split's TSV (for --loop)")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--device", default="cpu")
     a = p.parse_args(argv)
     if a.loop is not None and a.dev is None:
         p.error("--loop needs --dev DEV.tsv")
-    for path in (a.package or a.loop, a.dev):
+    for path in (a.package or a.loop, a.dev, *(a.references or ())):
         if path is not None and not path.exists():
             p.error(f"{path}: no such file or directory")
+    if a.references:
+        refs = {path.name: [t for _, t in _loop_module().read_tsv(path)] for path in a.references}
+        import subprocess, time
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        result = {"command": " ".join(["python bench/stop_analysis.py", *sys.argv[1:]]), "commit": commit,
+                  "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "files": {name: {"sentences": len(r), "repeating": sum(map(repeats, r)) / len(r)}
+                            for name, r in refs.items()}}
+        a.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        print(json.dumps(result))
+        return 0
     loaded = load_package(a.package, a.device) if a.package else load_loop(a.loop, a.dev, a.device)
     result = {"model": str(a.package or a.loop), "program": "package" if a.package else "loop", **analyse(*loaded)}
     a.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
