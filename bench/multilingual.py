@@ -19,10 +19,12 @@ the plan short cuts its least important part; 6: one more seed of both on the fo
 all three evaluations; 7: three more seeds of both on Russian and Chinese, and the package with the loop's tokenizer
 on Chinese, each read by bench/stop_analysis.py (where do the models stop?); 8: on Chinese, the ablations of tier 3
 with greedy evaluation, and two more seeds of both; 9: three more seeds of both on Russian and Chinese, analysed
-with the repetition counts that bench/stop_analysis.py gained after tier 8. A run still going at the deadline is stopped and recorded as such
-(with whatever it finished: a dev curve, some of its evaluations). The ablation with the loop's tokenizer trains it
-once per pair with the loop's own `train_spm` into DATA/../loop-spm/. results/multilingual/ holds the runs of
-three GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5` and `--deadline 470 --tiers 6`.
+with the repetition counts that bench/stop_analysis.py gained after tier 8. A run still going at the deadline is
+stopped and recorded as such (with whatever it finished: a dev curve, some of its evaluations). The ablation with
+the loop's tokenizer trains it once per pair with the loop's own `train_spm` into DATA/../loop-spm/.
+results/multilingual/ holds the runs of four GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5`,
+`--deadline 470 --tiers 6`, and `--workers 15` with `--deadline 390 --tiers 7`, `--deadline 330 --tiers 8` and
+`--deadline 260 --tiers 9`; their _summary_call*.json files list what each call finished.
 """
 from __future__ import annotations
 

@@ -7,7 +7,9 @@ commands and their provenance stay in the files it reads:
   (written by bench/collect_reference_split.py);
 * results/bible_deen.json and results/tatoeba_zhen.json: runs on the book's own splits
   (bench/collect_translation_results.py);
-* bench/results/decoding_settings_deen_s0.json: decoding settings on the dev split (bench/decoding_settings.py).
+* bench/results/decoding_settings_deen_s0.json: decoding settings on the dev split (bench/decoding_settings.py);
+* results/multilingual/: five languages, both programs, one file per run (bench/multilingual.py), with where the
+  models stop (bench/stop_analysis.py) and how often the references repeat themselves (_reference_repetition.json).
 
 bench/ is not a package: the chapter loads this file by its path. Nothing here trains or decodes.
 
@@ -463,13 +465,14 @@ def _bleu(run: dict, how: str) -> float | None:
 
 
 def multilingual_summary(runs: list[dict] | None = None) -> dict:
-    """Per pair and variant: the seeds, dev perplexities, greedy (BLEU, BP, ratio), fixed and tuned BLEU, and the
-    decoding `evaluate --tune` chose; the means over seeds."""
+    """Per pair and variant: the seeds, dev perplexities, greedy (BLEU, BP, ratio), fixed and tuned BLEU, the
+    decoding `evaluate --tune` chose, and what bench/stop_analysis.py measured; the means over seeds."""
     runs = load_multilingual() if runs is None else runs
     out: dict = {}
     for r in sorted(runs, key=lambda r: r["seed"]):
         cell = out.setdefault(r["pair"], {}).setdefault(r["variant"], {"seeds": [], "ppl": [], "greedy": {},
-                                                                        "fixed": {}, "tuned": {}, "chosen": {}})
+                                                                        "fixed": {}, "tuned": {}, "chosen": {},
+                                                                        "stops": {}})
         cell["seeds"].append(r["seed"])
         cell["ppl"].append(r["dev_curve"][-1]["dev_ppl"])
         if (g := _greedy(r)) is not None:
@@ -479,40 +482,108 @@ def multilingual_summary(runs: list[dict] | None = None) -> dict:
                 cell[how][r["seed"]] = b
         if (t := r.get("evaluations", {}).get("tuned")) is not None:
             cell["chosen"][r["seed"]] = t["tuned_on_dev"]["chosen"]
+        if "stops" in r:
+            cell["stops"][r["seed"]] = r["stops"]
     for pair in out.values():
         for cell in pair.values():
-            cell["ppl_mean"] = statistics.mean(cell["ppl"])
+            cell["ppl_mean"], cell["ppl_sd"] = mean_sd(cell["ppl"])
             if cell["greedy"]:
-                cell["ratio_mean"] = statistics.mean(g[2] for g in cell["greedy"].values())
-                cell["bleu_mean"] = statistics.mean(g[0] for g in cell["greedy"].values())
+                cell["ratio_mean"], cell["ratio_sd"] = mean_sd([g[2] for g in cell["greedy"].values()])
+                cell["bleu_mean"], cell["bleu_sd"] = mean_sd([g[0] for g in cell["greedy"].values()])
+                cell["bp_mean"] = statistics.mean(g[1] for g in cell["greedy"].values())
     return out
+
+
+def _per_seed(values: list[float], digits: int = 2) -> str:
+    return ", ".join(f"{x:.{digits}f}" for x in values)
 
 
 def multilingual_perplexity(summary: dict | None = None) -> None:
     "Both programs on every pair: dev perplexity after 1,000 updates per seed, the mean, the package against the loop."
     s = multilingual_summary() if summary is None else summary
-    print(f"{'pair':9} {'program':8} {'seeds':>5}  {'dev ppl per seed':27} {'mean':>6} {'vs loop':>8}")
+    width = max(len(_per_seed(s[p][prog]["ppl"])) for p in PAIR_ORDER for prog in ("loop", "package"))
+    print(f"{'pair':9} {'program':8} {'seeds':>5}  {'dev ppl per seed':{width}} {'mean':>6} {'vs loop':>8}")
     for pair in PAIR_ORDER:
         loop = s[pair]["loop"]["ppl_mean"]
         for program in ("loop", "package"):
             c = s[pair][program]
             gap = "" if program == "loop" else f"{(c['ppl_mean'] / loop - 1):+.1%}"
-            ppl = ", ".join(f"{x:.2f}" for x in c["ppl"])
-            print(f"{PAIR_NAMES[pair] if program == 'loop' else '':9} {program:8} {len(c['seeds']):>5}  {ppl:27} "
-                  f"{c['ppl_mean']:6.2f} {gap:>8}")
+            print(f"{PAIR_NAMES[pair] if program == 'loop' else '':9} {program:8} {len(c['seeds']):>5}  "
+                  f"{_per_seed(c['ppl']):{width}} {c['ppl_mean']:6.2f} {gap:>8}")
 
 
 def multilingual_length(summary: dict | None = None) -> None:
-    "Greedy decoding of the last checkpoint: test BLEU and the output's length ratio per seed, and the mean ratio."
+    """Greedy decoding of the last checkpoint: test BLEU (mean and standard deviation over seeds), its brevity
+    penalty (mean), and the output's length ratio per seed, with its mean and standard deviation."""
     s = multilingual_summary() if summary is None else summary
-    print(f"{'pair':9} {'program':8}  {'BLEU per seed':27} {'length ratio per seed':27} {'mean':>5}")
+    width = max(len(_per_seed([g[2] for g in s[p][prog]["greedy"].values()]))
+                for p in PAIR_ORDER for prog in ("loop", "package"))
+    print(f"{'pair':9} {'program':8} {'seeds':>5} {'BLEU':>11} {'BP':>5}  {'length ratio per seed':{width}} "
+          f"{'mean ± sd':>11}")
     for pair in PAIR_ORDER:
         for program in ("loop", "package"):
-            g = s[pair][program]["greedy"]
-            bleu = ", ".join(f"{g[k][0]:.1f}" for k in sorted(g))
-            ratio = ", ".join(f"{g[k][2]:.2f}" for k in sorted(g))
-            print(f"{PAIR_NAMES[pair] if program == 'loop' else '':9} {program:8}  {bleu:27} {ratio:27} "
-                  f"{s[pair][program]['ratio_mean']:5.2f}")
+            c = s[pair][program]
+            ratios = _per_seed([c["greedy"][k][2] for k in sorted(c["greedy"])])
+            print(f"{PAIR_NAMES[pair] if program == 'loop' else '':9} {program:8} {len(c['greedy']):>5} "
+                  f"{c['bleu_mean']:5.1f} ± {c['bleu_sd']:3.1f} {c['bp_mean']:5.2f}  {ratios:{width}} "
+                  f"{c['ratio_mean']:5.2f} ± {c['ratio_sd']:3.2f}")
+
+
+def reference_repetition(path: str | Path = RESULTS / "multilingual" / "_reference_repetition.json") -> dict:
+    "{dev split file: share of its references that repeat a word 4-gram} (bench/stop_analysis.py --references)."
+    return {name: f["repeating"] for name, f in json.loads(Path(path).read_text(encoding="utf-8"))["files"].items()}
+
+
+STOP_PAIRS = ("ru-en", "zh-en")  # where bench/stop_analysis.py read the models
+
+
+def multilingual_stops(summary: dict | None = None) -> None:
+    """Where the models stop, per seed (bench/stop_analysis.py on the dev split): greedy length ratio on test and
+    dev, and on dev without the outputs that repeat themselves; the shares of dev outputs that repeat a word
+    4-gram, run past 1.5 times their reference or stop before half of it; teacher-forced, P(EOS) where the
+    reference ends and inside it (after , ; : and after any other piece), and the share of sentences in which EOS
+    is the most likely piece somewhere inside."""
+    s = multilingual_summary() if summary is None else summary
+    pct = lambda x: f"{100 * x:5.1f}"
+    print(f"{'pair':8} {'program':8} {'seed':>4} {'test':>5} {'dev':>5} {'no rep':>6}  {'rep %':>5} {'>1.5 %':>6} "
+          f"{'<½ %':>5}  {'P(EOS) end':>10} {'inside %':>8} {'after ,;: %':>11} {'other %':>7} {'early %':>7}")
+    for pair in STOP_PAIRS:
+        for program in ("loop", "package"):
+            c = s[pair][program]
+            for k, seed in enumerate(sorted(c["stops"])):
+                st, g = c["stops"][seed], c["stops"][seed]["greedy_dev"]
+                plain = g.get("length_ratio_without_repeating")
+                rep = lambda key: pct(g[key]) if key in g else f"{'-':>5}"
+                label = PAIR_NAMES[pair] if program == "loop" and k == 0 else ""
+                print(f"{label:8} {program if k == 0 else '':8} {seed:>4} {c['greedy'][seed][2]:5.2f} "
+                      f"{g['length_ratio']:5.2f} {'-' if plain is None else f'{plain:.2f}':>6}  "
+                      f"{rep('repeating'):>5} {rep('over_one_and_a_half'):>6} {pct(g['under_half'])}  "
+                      f"{st['p_eos_at_end']:10.2f} {100 * st['p_eos_inside']:8.2f} "
+                      f"{100 * st['p_eos_after_clause_end']:11.2f} {100 * st['p_eos_after_other']:7.2f} "
+                      f"{pct(st['sentences_with_early_eos_top']):>7}")
+    refs = reference_repetition()
+    print(f"The references themselves repeat a word 4-gram in {100 * refs['bible-ru-en.dev.tsv']:.1f} % of the "
+          f"Russian pair's dev sentences and {100 * refs['cmn-eng.dev.tsv']:.1f} % of the Chinese pair's.")
+
+
+def plot_repetition(summary: dict | None = None) -> None:
+    "Dev length ratio against the share of outputs that repeat themselves, per seed; hollow: without those outputs."
+    s = multilingual_summary() if summary is None else summary
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    for ax, pair in zip(axes, STOP_PAIRS):
+        for program, color in (("loop", "tab:gray"), ("package", "tab:blue")):
+            points = [(g["repeating"], g["length_ratio"], g["length_ratio_without_repeating"])
+                      for g in (st["greedy_dev"] for st in s[pair][program]["stops"].values()) if "repeating" in g]
+            x, y, plain = (np.array(v) for v in zip(*points))
+            ax.scatter(100 * x, y, color=color, label=f"{program}, all outputs")
+            ax.scatter(100 * x, plain, facecolors="none", edgecolors=color, label=f"{program}, without repeating")
+        ax.axhspan(0.95, 1.10, color="tab:green", alpha=0.1, lw=0, label="0.95 to 1.10")
+        ax.set_title(PAIR_NAMES[pair], fontsize=10)
+        ax.set_xlabel("dev outputs that repeat a 4-gram (%)", fontsize=9)
+    axes[0].set_ylabel("greedy length ratio (dev)", fontsize=9)
+    axes[1].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    plt.show()
 
 
 def multilingual_decoding(summary: dict | None = None) -> None:
@@ -541,14 +612,17 @@ _VARIANT_LABELS = {
 
 
 def multilingual_ablation(summary: dict | None = None) -> None:
-    "Dev perplexity after 1,000 updates of each variant, per seed and mean, on the pairs where ablations ran."
+    """Each variant on the pairs where ablations ran: dev perplexity after 1,000 updates (mean ± sd over seeds, and
+    the range) and, where its runs were decoded, the mean greedy length ratio on test."""
     s = multilingual_summary() if summary is None else summary
-    print(f"{'pair and variant':36} {'seeds':>5}  {'dev ppl per seed':27} {'mean':>6}")
+    print(f"{'pair and variant':36} {'seeds':>5}  {'dev ppl':>13} {'range':>13}  {'length ratio':>12}")
     for pair in PAIR_ORDER:
         if not set(s[pair]) - {"loop", "package"}:
             continue
         print(PAIR_NAMES[pair])
         for variant, label in _VARIANT_LABELS.items():
             if (c := s[pair].get(variant)) is not None:
-                ppl = ", ".join(f"{x:.2f}" for x in c["ppl"])
-                print(f"  {label:34} {len(c['seeds']):>5}  {ppl:27} {c['ppl_mean']:6.2f}")
+                ratio = f"{c['ratio_mean']:.2f} ({len(c['greedy'])})" if c["greedy"] else "-"
+                span = f"{min(c['ppl']):.2f}-{max(c['ppl']):.2f}"
+                print(f"  {label:34} {len(c['seeds']):>5}  {c['ppl_mean']:6.2f} ± {c['ppl_sd']:4.2f} {span:>13}  "
+                      f"{ratio:>12}")

@@ -34,7 +34,13 @@ def test_the_plan_runs_both_programs_on_every_pair_first():
     assert [r["tier"] for r in plan] == sorted(r["tier"] for r in plan)  # the important runs start first
     first = {(r["variant"], r["pair"], r["seed"]) for r in plan if r["tier"] <= 2}
     assert first == {(v, p, s) for v in ("loop", "package") for p in ml.PAIRS for s in (0, 1)}
-    assert all(r["evaluate"] == (r["variant"] == "package" and r["tier"] in (1, 2, 3, 6)) for r in plan)
+    assert all(r["evaluate"] == (r["variant"] == "package" and r["tier"] in (1, 2, 3, 6)) for r in plan if r["tier"] <= 6)
+    later = [r for r in plan if r["tier"] >= 7]  # greedy evaluation of every package run; analysis of both programs
+    assert all(r["evaluate"] == ("greedy" if r["variant"].startswith("package") else False) for r in later)
+    analysed = {(r["variant"], r["pair"]) for r in later if r["analyse"]}
+    assert {("loop", "ru-en"), ("package", "ru-en"), ("loop", "zh-en"), ("package", "zh-en")} <= analysed
+    assert all(len([r for r in later if r["analyse"] and (r["variant"], r["pair"]) == v]) >= 6 for v in analysed
+               if v[0] in ("loop", "package"))
     assert set(ml.PAIRS.values()) == {"bible-de-en", "bible-fr-en", "bible-it-en", "bible-ru-en", "cmn-eng"}
 
 
@@ -49,6 +55,26 @@ def test_commands_keep_the_recipe_and_put_the_loop_on_the_gpu_unchanged(tmp_path
     assert ml.RECIPE in text and "--amp off" in text and "--device cuda" in text and "--default-cuda" not in text
     cut_once, _ = ml.command(runs["package_cut_once_it-en_s0"], tmp_path, tmp_path / "w", "cuda")
     assert cut_once[-1] == "--no-rebatch"
+    assert "--save-model" not in loop and "--save-model" in ml.command(runs["loop_ru-en_s7"], tmp_path, tmp_path, "cuda")[0]
+
+
+def test_what_runs_after_training(tmp_path):
+    "The package is evaluated (with a patched model's patches), each analysed model read by its own program's code."
+    ml = _load("multilingual")
+    runs = {r["name"]: r for r in ml.plan()}
+    after = lambda name: [c[1:] for c in ml.evaluations(runs[name], tmp_path, "cuda", tmp_path / "data")]
+    assert [c[c.index("--json") + 1].rsplit("/", 1)[1] for c in after("package_de-en_s0")] == \
+        ["eval_greedy.json", "eval_fixed.json", "eval_tuned.json"]
+    assert after("loop_de-en_s0") == []  # the loop scores its greedy decoding itself
+    package, analysis = after("package_zh-en_s7")
+    assert package[:3] == ["-m", "annotated_transformer.cli", "evaluate"] and "--greedy" in package
+    assert analysis[:2] == [str(REPO / "bench" / "tf32.py"), str(REPO / "bench" / "stop_analysis.py")]
+    [loop] = after("loop_zh-en_s7")
+    assert loop[:3] == [str(REPO / "bench" / "tf32.py"), "--default-cuda", str(REPO / "bench" / "stop_analysis.py")]
+    assert loop[loop.index("--dev") + 1] == str(tmp_path / "data" / "cmn-eng.dev.tsv")
+    [patched] = after("package_torch_like_zh-en_s0")
+    assert patched[:3] == [str(REPO / "bench" / "ablate_model.py"), "zero_attn_bias+final_norm+no_generator_bias+torch_ce",
+                           "evaluate"]
 
 
 def test_every_recorded_run_names_its_command_commit_device_and_date():
@@ -58,7 +84,10 @@ def test_every_recorded_run_names_its_command_commit_device_and_date():
     for r in records:
         assert r["command"] and r["commit"] not in ("", "unknown") and r["date"].startswith("2026-")
         assert r["gpu"] == "NVIDIA H200" and r["torch"].startswith("2.")
-        if r["status"] == "done":  # trained to the end and, for the package, evaluated three ways
+        if r["status"] == "done":  # trained to the end, evaluated and analysed as planned
             assert r["dev_curve"][-1]["step"] == r["steps"] == 1000
             if r["evaluate"]:
-                assert set(r["evaluations"]) == {"greedy", "fixed", "tuned"}
+                assert set(r["evaluations"]) == ({"greedy", "fixed", "tuned"} if r["evaluate"] is True else {"greedy"})
+            if r.get("analyse"):
+                assert r["stops"]["program"] == r["variant"].split("_")[0] and r["stops"]["dev_sentences"] == 500
+                assert 0 < r["stops"]["p_eos_inside"] < r["stops"]["p_eos_at_end"] < 1
