@@ -142,7 +142,7 @@ SCALES = {s.name: s for s in [
           f"{_DATA} --data-option vocab_size=4000 --share-embeddings --max-positions 256 --warmup 400 "
           "--max-tokens 2000 --steps 600 --eval-every 100 --checkpoint-every 20 --keep-last 5 --log-every 20",
           what="the CPU miniature of chapter 12: the paper's widths divided by 4, a third of its depth, "
-               "600 updates of about 2,000 target tokens (about 6 minutes per run on one CPU thread)"),
+               "600 updates of about 2,000 target tokens (about 5 minutes per run on one CPU thread, scoring included)"),
     Scale("reference", dict(N=3, d_model=256, d_ff=1024, h=4, dropout=0.1, label_smoothing=0.1,
                              positional="sinusoidal"),
           f"{_DATA} --data-option vocab_size=8000 --share-embeddings --max-positions 256 --warmup 1000 "
@@ -311,8 +311,7 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
     greedy = json.loads(Path(f"{out}.eval.greedy.json").read_text())
     beam = json.loads(Path(f"{out}.eval.beam4_avg5.json").read_text())
     s = scale_on(scale, device)
-    device = (f"cpu ({_cpu_name()}), {config['threads']} thread" + ("s" if config["threads"] > 1 else "")
-              if config["device"] == "cpu" else f"{config['device']} ({torch.cuda.get_device_name(0)})")
+    device = _device_text(config, torch.cuda.get_device_name(0) if config["device"] != "cpu" else None)
     record = {
         "name": name, "scale": scale, "variant": variant, "row": VARIANTS[variant].row, "seed": seed,
         "paper_change": VARIANTS[variant].paper, "paper": PAPER[variant], "settings": settings(scale, variant),
@@ -346,11 +345,18 @@ def _moved(command: str, run_dir: Path) -> str:
     return command.replace(str(run_dir), f"runs/recipe_choice/{run_dir.name}")
 
 
+def _device_text(config: dict, gpu: str | None = None) -> str:
+    "How a record names the device of a run (its config.json): the CPU and its threads, or the GPU by name."
+    if config["device"] == "cpu":
+        return f"cpu ({_cpu_name()}), {config['threads']} thread" + ("s" if config["threads"] > 1 else "")
+    return f"{config['device']} ({gpu})" if gpu else config["device"]
+
+
 def recipe_candidate(run_dir: str | Path) -> dict:
     """One candidate recipe for the miniature, from a run directory that `annotated-transformer train` wrote
     (config.json, metrics.jsonl), its greedy score (RUN.greedy.json, written by `evaluate --json`) and its training
     time (RUN.train_seconds, the seconds `/usr/bin/time -f %e` printed), or from a record of `run` (a .json file):
-    chapter 12's "Choosing the miniature"."""
+    chapter 12's "How the recipe was chosen"."""
     run_dir = Path(run_dir)
     if run_dir.suffix == ".json":  # a record of `run` (an earlier miniature, from the repository's history)
         r = json.loads(run_dir.read_text())
@@ -362,17 +368,17 @@ def recipe_candidate(run_dir: str | Path) -> dict:
                 "dev_curve": r["dev_curve"], "greedy": r["greedy"]}
     config = json.loads((run_dir / "config.json").read_text())
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    greedy = Path(f"{run_dir}.greedy.json")
-    seconds = Path(f"{run_dir}.train_seconds")
+    greedy_file, seconds = Path(f"{run_dir}.greedy.json"), Path(f"{run_dir}.train_seconds")
+    greedy = json.loads(greedy_file.read_text()) if greedy_file.exists() else None
     t = config["train"]
     return {"name": run_dir.name, "warmup": t["warmup"], "steps": t["steps"], "max_tokens": t["max_tokens"],
             "seed": t["seed"], "command": _moved(display(config["command"][2:], "train"), run_dir),
-            "eval_command": _moved(json.loads(greedy.read_text())["command"], run_dir) if greedy.exists() else None,
-            "provenance": {"commit": config["code"]["commit"], "device": (f"cpu ({_cpu_name()})" if config["device"] == "cpu" else
-                                                               config["device"]) + f", {config['threads']} thread", "torch": config["torch"], "date": config["date"]},
+            "eval_command": _moved(greedy["command"], run_dir) if greedy else None,
+            "provenance": {"commit": config["code"]["commit"], "device": _device_text(config),
+                           "torch": config["torch"], "date": config["date"]},
             "train_seconds": float(seconds.read_text()) if seconds.exists() else None,
             "dev_curve": [{"step": m["step"], "dev_ppl": round(m["dev_ppl"], 3)} for m in metrics if "dev_ppl" in m],
-            "greedy": _score(json.loads(greedy.read_text())) if greedy.exists() else None}
+            "greedy": _score(greedy) if greedy else None}
 
 
 # ------------------------------------------------------------------------------------------------ collecting
