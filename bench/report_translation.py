@@ -566,6 +566,31 @@ def multilingual_stops(summary: dict | None = None) -> None:
           f"Russian pair's dev sentences and {100 * refs['cmn-eng.dev.tsv']:.1f} % of the Chinese pair's.")
 
 
+def plot_stops_by_position(summary: dict | None = None) -> None:
+    """P(EOS) inside the reference by quarter of its length, one line per seed (Russian, Chinese), and the Russian
+    dev perplexity curves per seed: where in a sentence the models are tempted to stop, and how the seeds train."""
+    s = multilingual_summary() if summary is None else summary
+    colors = {"loop": "tab:gray", "package": "tab:blue"}
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    for ax, pair in zip(axes, STOP_PAIRS):
+        for program, color in colors.items():
+            for k, st in enumerate(s[pair][program]["stops"].values()):
+                ax.plot([1, 2, 3, 4], [100 * q for q in st["p_eos_inside_by_quarter"]], color=color, alpha=0.6,
+                        marker=".", label=program if k == 0 else None)
+        ax.set_xticks([1, 2, 3, 4], ["1st", "2nd", "3rd", "4th"])
+        ax.set_xlabel("quarter of the reference", fontsize=9)
+        ax.set_title(f"{PAIR_NAMES[pair]}: P(EOS) inside (%)", fontsize=10)
+    axes[0].legend(fontsize=8)
+    for program, color in colors.items():
+        for run in (r for r in load_multilingual() if r["pair"] == "ru-en" and r["variant"] == program):
+            curve = {step: ppl for step, ppl in dev_curve(run).items() if step >= 500}  # before: all alike
+            axes[2].plot(list(curve), list(curve.values()), color=color, alpha=0.5, marker=".")
+    axes[2].set_xlabel("update", fontsize=9)
+    axes[2].set_title("Russian: dev perplexity per seed", fontsize=10)
+    fig.tight_layout()
+    plt.show()
+
+
 def plot_repetition(summary: dict | None = None) -> None:
     "Dev length ratio against the share of outputs that repeat themselves, per seed; hollow: without those outputs."
     s = multilingual_summary() if summary is None else summary
