@@ -120,6 +120,17 @@ def loop_tokenizer(data: Path, split: str) -> Path:
     return path
 
 
+def _tf32(device: str, loop: bool) -> list[str]:
+    "The start of a command run under bench/tf32.py; the loop, which names no device, gets CUDA as its default."
+    return [sys.executable, str(HERE / "tf32.py"), *(["--default-cuda"] if loop and device == "cuda" else [])]
+
+
+def _patches(variant: str) -> str | None:
+    "The bench/ablate_model.py patches of a package variant (e.g. 'zero_attn_bias+torch_ce'), or None."
+    extra = ABLATIONS[variant][1]
+    return extra.split("=", 1)[1] if extra.startswith("ABLATE=") else None
+
+
 def command(run: dict, data: Path, work: Path, device: str, every: int = 25) -> tuple[list[str], dict]:
     "The training command of `run` and the environment it needs."
     program, extra, _ = ABLATIONS[run["variant"]]
@@ -129,34 +140,32 @@ def command(run: dict, data: Path, work: Path, device: str, every: int = 25) -> 
     if "{loop_spm}" in extra:
         extra = extra.replace("{loop_spm}", str(loop_tokenizer(data, split)))
     if program == "loop":
-        cmd = [sys.executable, str(HERE / "tf32.py"), *(["--default-cuda"] if device == "cuda" else []),
-               str(HERE / "reference_loop.py"), "--train", files["train"], "--dev", files["dev"], "--test",
+        cmd = [*_tf32(device, loop=True), str(HERE / "reference_loop.py"), "--train", files["train"], "--dev", files["dev"], "--test",
                files["test"], "--out", out, "--steps", str(run["steps"]), "--seed", str(run["seed"]),
                "--eval-every", "250", "--threads", "1", *(["--save-model"] if run.get("analyse") else []),
                *extra.split()]
         return cmd, {}
-    if extra.startswith("ABLATE="):
-        head, extra = [str(HERE / "ablate_model.py"), extra.split("=", 1)[1], "train"], ""
+    if (patches := _patches(run["variant"])) is not None:
+        head, extra = [str(HERE / "ablate_model.py"), patches, "train"], ""
     else:
         head = ["-m", "annotated_transformer.train_command"]
     spec = "spec=tsv:" + ";".join(files[s] for s in ("train", "dev", "test"))
     averages = run["evaluate"] is True  # the fixed and the tuned evaluation average the last 5 checkpoints
     keep = ["--checkpoint-every", str(every), "--keep-last", "5"] if averages else ["--checkpoint-every", "0"]
-    cmd = [sys.executable, str(HERE / "tf32.py"), *head, "--data", "corpus", "--data-option", spec,
+    cmd = [*_tf32(device, loop=False), *head, "--data", "corpus", "--data-option", spec,
            *RECIPE.split(), "--steps", str(run["steps"]), "--seed", str(run["seed"]), "--eval-every", "250",
            *keep, "--threads", "1", "--device", device, "--amp", "off", "--no-progress", "--out", out, *extra.split()]
     return cmd, {}
 
 
-def evaluations(run: dict, work: Path, device: str, data: Path | None = None) -> list[list[str]]:
+def evaluations(run: dict, work: Path, device: str, data: Path) -> list[list[str]]:
     """What runs after training: for the package, greedy `evaluate` (and unless evaluate="greedy", the paper's fixed
     beam + average, and dev-tuned); then, for runs to analyse, bench/stop_analysis.py on the dev split."""
     out = str(work / run["name"])
     cmds = []
     if ABLATIONS[run["variant"]][0] == "package" and run["evaluate"]:
-        extra = ABLATIONS[run["variant"]][1]  # a patched model is read back with the same patches
-        head = ([str(HERE / "ablate_model.py"), extra.split("=", 1)[1]] if extra.startswith("ABLATE=")
-                else ["-m", "annotated_transformer.cli"])
+        patches = _patches(run["variant"])  # a patched model is read back with the same patches
+        head = [str(HERE / "ablate_model.py"), patches] if patches else ["-m", "annotated_transformer.cli"]
         base = [sys.executable, *head, "evaluate", "--model", out, "--device", device,
                 "--threads", "1", "--samples", "3"]
         cmds.append(base + ["--greedy", "--avg", "1", "--json", f"{out}/eval_greedy.json"])
@@ -164,13 +173,10 @@ def evaluations(run: dict, work: Path, device: str, data: Path | None = None) ->
             cmds += [base + ["--beam", "4", "--alpha", "0.6", "--avg", "5", "--json", f"{out}/eval_fixed.json"],
                      base + ["--tune", "--json", f"{out}/eval_tuned.json"]]
     if run.get("analyse"):
-        wrap = [sys.executable, str(HERE / "tf32.py"), str(HERE / "stop_analysis.py")]
-        if ABLATIONS[run["variant"]][0] == "loop":  # the loop's greedy makes its tensors on the default device
-            dev = str((data or Path("data")) / f"{PAIRS[run['pair']]}.dev.tsv")
-            cmds.append(wrap[:2] + (["--default-cuda"] if device == "cuda" else []) + wrap[2:] +
-                        ["--loop", out, "--dev", dev, "--out", f"{out}/stops.json", "--device", device])
-        else:
-            cmds.append(wrap + ["--package", out, "--out", f"{out}/stops.json", "--device", device])
+        loop = ABLATIONS[run["variant"]][0] == "loop"  # the loop's greedy makes its tensors on the default device
+        model = ["--loop", out, "--dev", str(data / f"{PAIRS[run['pair']]}.dev.tsv")] if loop else ["--package", out]
+        cmds.append([*_tf32(device, loop), str(HERE / "stop_analysis.py"), *model, "--out", f"{out}/stops.json",
+                     "--device", device])
     return cmds
 
 

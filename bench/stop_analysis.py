@@ -25,7 +25,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import sacrebleu
@@ -162,7 +164,6 @@ def main(argv=None) -> int:
             p.error(f"{path}: no such file or directory")
     if a.references:
         refs = {path.name: [t for _, t in _loop_module().read_tsv(path)] for path in a.references}
-        import subprocess, time
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         result = {"command": " ".join(["python bench/stop_analysis.py", *sys.argv[1:]]), "commit": commit,
                   "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
