@@ -566,6 +566,30 @@ def multilingual_stops(summary: dict | None = None) -> None:
           f"Russian pair's dev sentences and {100 * refs['cmn-eng.dev.tsv']:.1f} % of the Chinese pair's.")
 
 
+def multilingual_commands(runs: list[dict] | None = None) -> Details:
+    """The training command of every row of the ablation table (one seed shown, SEED for the others) and of the
+    analysis, with the commits, device and dates of its runs, in a collapsed box."""
+    runs = load_multilingual() if runs is None else runs
+    lines = ["Each command as bench/multilingual.py ran it (under bench/tf32.py; OUT: the run's folder); the file of",
+             "each run in results/multilingual/ keeps its command, commit, device and date."]
+    for pair in PAIR_ORDER:
+        for variant, label in _VARIANT_LABELS.items():
+            group = sorted((r for r in runs if r["pair"] == pair and r["variant"] == variant), key=lambda r: r["seed"])
+            if not group or not set(r["variant"] for r in runs if r["pair"] == pair) - {"loop", "package"}:
+                continue
+            first = group[0]
+            command = re.sub(rf"--seed {first['seed']}\b", "--seed SEED", display_command(first["command"]))
+            command = "python " + re.sub(r"--out \S+", "--out OUT", command)
+            lines += [f"\n{PAIR_NAMES[pair]}, {label.strip()}: seeds {', '.join(str(r['seed']) for r in group)}",
+                      f"  {command}",
+                      f"  commits {', '.join(sorted({r['commit'] for r in group}))}; {first['gpu']}; "
+                      f"{min(r['date'] for r in group)[:10]}"]
+    lines += ["\nWhere the models stop: python bench/stop_analysis.py --package OUT --out OUT/stops.json --device cuda",
+              "  python bench/tf32.py --default-cuda bench/stop_analysis.py --loop OUT --dev DEV.tsv --out OUT/stops.json "
+              "--device cuda"]
+    return Details("The commands of the ablation rows", "\n".join(lines))
+
+
 def plot_stops_by_position(summary: dict | None = None) -> None:
     """P(EOS) inside the reference by quarter of its length, one line per seed (Russian, Chinese), and the Russian
     dev perplexity curves per seed: where in a sentence the models are tempted to stop, and how the seeds train."""
