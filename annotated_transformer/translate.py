@@ -29,9 +29,9 @@ from .multihead import keep_attention_weights
 from .train_config import pick_device
 
 # %% auto #0
-__all__ = ['DECODING_FILE', 'TUNE_ALPHAS', 'TUNE_AVERAGES', 'run_dir_of', 'Translator', 'bleu_and_chrf', 'score_translations',
-           'format_scores', 'length_warning', 'evaluate_translator', 'tune_decoding', 'chosen_decoding',
-           'translate_main', 'evaluate_main']
+__all__ = ['DECODING_FILE', 'TUNE_ALPHAS', 'TUNE_AVERAGES', 'run_dir_of', 'Translator', 'bleu_and_chrf', 'repeats',
+           'score_translations', 'format_scores', 'length_warning', 'evaluate_translator', 'tune_decoding',
+           'chosen_decoding', 'translate_main', 'evaluate_main']
 
 # %% ../nbs/09b_translate.ipynb #b80171ee
 def run_dir_of(path: str | os.PathLike) -> Path:
@@ -188,6 +188,13 @@ def bleu_and_chrf(tgt_lang: str | None = None):
     return BLEU(trg_lang=tgt_lang if tgt_lang in ("zh", "ja", "ko") else ""), CHRF()
 
 
+def repeats(text: str, n: int = 4) -> bool:
+    "Whether some run of `n` words occurs twice in `text`: greedy decoding caught in a loop repeats itself."
+    words = text.split()
+    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return len(set(grams)) < len(grams)
+
+
 def score_translations(
     hypotheses: Sequence[str],  # detokenized system output, one per sentence
     references: Sequence[str],  # detokenized references, same order
@@ -204,7 +211,10 @@ def score_translations(
     return {"bleu": {"score": b.score, "signature": str(bleu.get_signature()), "text": str(b)},
             "chrf": {"score": c.score, "signature": str(chrf.get_signature()), "text": str(c)},
             # output length against the references, in BLEU's tokens: BLEU's brevity penalty is exp(1 - 1/ratio) below 1
-            "length": {"ratio": b.sys_len / max(b.ref_len, 1), "bp": b.bp, "hyp_len": b.sys_len, "ref_len": b.ref_len}}
+            "length": {"ratio": b.sys_len / max(b.ref_len, 1), "bp": b.bp, "hyp_len": b.sys_len, "ref_len": b.ref_len},
+            # how many translations repeat a run of 4 words, and how many references do (greedy loops make output long)
+            "repeating": {"hypotheses": sum(map(repeats, hypotheses)) / len(hypotheses),
+                          "references": sum(map(repeats, references)) / len(references)}}
 
 
 def format_scores(scores: dict) -> str:
@@ -214,6 +224,10 @@ def format_scores(scores: dict) -> str:
         n = scores["length"]
         lines.append(f"length ratio {n['ratio']:.3f} ({n['hyp_len']:,} words of output, {n['ref_len']:,} in the "
                      f"references), brevity penalty {n['bp']:.3f}")
+    if "repeating" in scores:
+        r = scores["repeating"]
+        lines.append(f"{r['hypotheses']:.0%} of the translations repeat a run of 4 words ({r['references']:.0%} of the "
+                     "references)")
     return "\n".join(lines)
 
 
@@ -223,7 +237,10 @@ def length_warning(scores: dict, tolerance: float = 0.10) -> str | None:
     if ratio is None or abs(ratio - 1) <= tolerance + 1e-9:  # (22 / 20 - 1 is 0.10000000000000009)
         return None
     how = f"{1 - ratio:.0%} shorter" if ratio < 1 else f"{ratio - 1:.0%} longer"
-    return (f"warning: the translations are {how} than the references (length ratio {ratio:.3f}); "
+    r, why = scores.get("repeating"), ""
+    if ratio > 1 and r and r["hypotheses"] > r["references"]:  # the usual reason: loops of greedy decoding
+        why = f", and {r['hypotheses']:.0%} of them repeat a run of 4 words ({r['references']:.0%} of the references)"
+    return (f"warning: the translations are {how} than the references (length ratio {ratio:.3f}){why}; "
             "choose --alpha and --avg on the dev split with `evaluate --tune`")
 
 # %% ../nbs/09b_translate.ipynb #4356155a

@@ -18,7 +18,8 @@ directory, whose corpus.json names its dev split, or the loop's OUT with the mod
   longest outputs against their references.
 
 Each program is read with its own code (the loop's model class from bench/reference_loop.py, which never imports
-the package), so the numbers of the two compare as the models they are.
+the package), so the numbers of the two compare as the models they are; their outputs are measured alike (sacreBLEU,
+and the package's `repeats`, which `evaluate` counts with).
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ from pathlib import Path
 
 import sacrebleu
 import torch
+
+from annotated_transformer.translate import repeats  # a measure of text, the same for both programs (as sacreBLEU)
 
 HERE = Path(__file__).resolve().parent
 CLAUSE_ENDS = (",", ";", ":")
@@ -80,13 +83,6 @@ def load_loop(out: Path, dev: Path, device: str):
     greedy = lambda sources: loop.greedy(model, sp, sources)
     return (lambda src, tgt_in: torch.log_softmax(model(src, tgt_in), -1), greedy, sp.id_to_piece, ids,
             pairs, (loop.PAD, loop.BOS, loop.EOS), torch.device(device))
-
-
-def repeats(text: str, n: int = 4) -> bool:
-    "Whether some n-gram of words occurs twice in `text` (greedy decoding caught in a loop)."
-    w = text.split()
-    grams = [tuple(w[i:i + n]) for i in range(len(w) - n + 1)]
-    return len(set(grams)) < len(grams)
 
 
 @torch.no_grad()

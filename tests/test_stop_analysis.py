@@ -28,13 +28,6 @@ PAD, BOS, EOS, COMMA, WORD = 0, 1, 2, 3, 4
 PIECES = {PAD: "<pad>", BOS: "<s>", EOS: "</s>", COMMA: ",", WORD: "▁word"}
 
 
-def test_repeats_finds_a_word_4gram_said_twice():
-    assert SA.repeats("and he said unto them, and he said unto them")
-    assert not SA.repeats("and he said and he said unto them and he said")  # a 3-gram three times, no 4-gram twice
-    assert SA.repeats("a b c d a b c d")
-    assert not SA.repeats("a b c d a b c e") and not SA.repeats("") and not SA.repeats("one two three")
-
-
 close = partial(math.isclose, rel_tol=1e-6)  # float32 probabilities
 
 

@@ -372,6 +372,22 @@ def test_scores_report_length_and_warn_when_off_by_more_than_ten_percent():
     assert length_warning(score_translations([r + " eleven" for r in refs], refs)) is None  # 10 %: within
 
 
+def test_repeats_finds_a_run_of_four_words_said_twice():
+    from annotated_transformer.translate import format_scores, length_warning, repeats
+    assert repeats("and he said unto them, and he said unto them") and repeats("a b c d a b c d")
+    assert not repeats("and he said and he said unto them and he said")  # three words three times: no 4-gram twice
+    assert not repeats("a b c d a b c e") and not repeats("") and not repeats("one two three")
+    refs = ["one two three four five six seven eight nine ten", "a b c d e f g h i j"]
+    loop = score_translations([refs[0] + " two three four five", refs[1]], refs)
+    assert loop["repeating"] == {"hypotheses": 0.5, "references": 0.0}
+    assert "50% of the translations repeat a run of 4 words (0% of the references)" in format_scores(loop)
+    assert length_warning(loop) == ("warning: the translations are 20% longer than the references (length ratio "
+                                    "1.200), and 50% of them repeat a run of 4 words (0% of the references); choose "
+                                    "--alpha and --avg on the dev split with `evaluate --tune`")
+    short = score_translations(["one two three four five six seven eight one two", "a b"], refs)
+    assert "repeat" not in length_warning(short)  # short output: repeats are not the reason
+
+
 def test_evaluate_warns_on_stderr_about_length(run, tmp_path, capsys):
     ref = tmp_path / "ref.txt"
     hyp = tmp_path / "hyp.txt"
