@@ -465,16 +465,18 @@ def _bleu(run: dict, how: str) -> float | None:
 
 
 def multilingual_summary(runs: list[dict] | None = None) -> dict:
-    """Per pair and variant: the seeds, dev perplexities, greedy (BLEU, BP, ratio), fixed and tuned BLEU, the
-    decoding `evaluate --tune` chose, and what bench/stop_analysis.py measured; the means over seeds."""
+    """Per pair and variant: the seeds, dev perplexities (the last, and the curve), greedy (BLEU, BP, ratio), fixed
+    and tuned BLEU, the decoding `evaluate --tune` chose, and what bench/stop_analysis.py measured; the means over
+    seeds."""
     runs = load_multilingual() if runs is None else runs
     out: dict = {}
     for r in sorted(runs, key=lambda r: r["seed"]):
         cell = out.setdefault(r["pair"], {}).setdefault(r["variant"], {"seeds": [], "ppl": [], "greedy": {},
                                                                         "fixed": {}, "tuned": {}, "chosen": {},
-                                                                        "stops": {}})
+                                                                        "stops": {}, "curves": {}})
         cell["seeds"].append(r["seed"])
         cell["ppl"].append(r["dev_curve"][-1]["dev_ppl"])
+        cell["curves"][r["seed"]] = dev_curve(r)
         if (g := _greedy(r)) is not None:
             cell["greedy"][r["seed"]] = g
         for how in ("fixed", "tuned"):
@@ -573,9 +575,11 @@ def multilingual_commands(runs: list[dict] | None = None) -> Details:
     lines = ["Each command as bench/multilingual.py ran it (under bench/tf32.py; OUT: the run's folder); the file of",
              "each run in results/multilingual/ keeps its command, commit, device and date."]
     for pair in PAIR_ORDER:
+        if not {r["variant"] for r in runs if r["pair"] == pair} - {"loop", "package"}:
+            continue  # no ablation on this pair
         for variant, label in _VARIANT_LABELS.items():
             group = sorted((r for r in runs if r["pair"] == pair and r["variant"] == variant), key=lambda r: r["seed"])
-            if not group or not set(r["variant"] for r in runs if r["pair"] == pair) - {"loop", "package"}:
+            if not group:
                 continue
             first = group[0]
             command = re.sub(rf"--seed {first['seed']}\b", "--seed SEED", display_command(first["command"]))
@@ -606,9 +610,9 @@ def plot_stops_by_position(summary: dict | None = None) -> None:
         ax.set_title(f"{PAIR_NAMES[pair]}: P(EOS) inside (%)", fontsize=10)
     axes[0].legend(fontsize=8)
     for program, color in colors.items():
-        for run in (r for r in load_multilingual() if r["pair"] == "ru-en" and r["variant"] == program):
-            curve = {step: ppl for step, ppl in dev_curve(run).items() if step >= 500}  # before: all alike
-            axes[2].plot(list(curve), list(curve.values()), color=color, alpha=0.5, marker=".")
+        for curve in s["ru-en"][program]["curves"].values():
+            late = {step: ppl for step, ppl in curve.items() if step >= 500}  # before: all alike
+            axes[2].plot(list(late), list(late.values()), color=color, alpha=0.5, marker=".")
     axes[2].set_xlabel("update", fontsize=9)
     axes[2].set_title("Russian: dev perplexity per seed", fontsize=10)
     fig.tight_layout()

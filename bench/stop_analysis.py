@@ -48,7 +48,8 @@ def _loop_module():
 
 
 def load_package(run: Path, device: str):
-    "(log_probs(src, tgt_in), greedy(sources), piece_text(id), dev pairs as ids, dev pairs as text) of a package run."
+    """What `analyse` reads of a package run: log_probs(src, tgt_in), greedy(sources), piece_text(id), the dev pairs
+    as ids and as text, the (pad, bos, eos) ids, and the device."""
     from annotated_transformer.data import load_corpus
     from annotated_transformer.masking import padding_mask, target_mask
     from annotated_transformer.translate import Translator, register_corpus_from
