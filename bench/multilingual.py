@@ -19,7 +19,9 @@ the plan short cuts its least important part; 6: one more seed of both on the fo
 all three evaluations; 7: three more seeds of both on Russian and Chinese, and the package with the loop's tokenizer
 on Chinese, each read by bench/stop_analysis.py (where do the models stop?); 8: on Chinese, the ablations of tier 3
 with greedy evaluation, and two more seeds of both; 9: three more seeds of both on Russian and Chinese, analysed
-with the repetition counts that bench/stop_analysis.py gained after tier 8. A run still going at the deadline is
+with the repetition counts that bench/stop_analysis.py gained after tier 8; 10: on Russian, five more seeds of both
+and of the package made like the loop (`package_torch_like`), all analysed: do the package's outputs repeat more
+than the loop's, and is it the model and the loss? A run still going at the deadline is
 stopped and recorded as such (with whatever it finished: a dev curve, some of its evaluations). The ablation with
 the loop's tokenizer trains it once per pair with the loop's own `train_spm` into DATA/../loop-spm/.
 results/multilingual/ holds the runs of four GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5`,
@@ -101,6 +103,11 @@ def plan(steps: int = 1000) -> list[dict]:
         for seed in (7, 8, 9):       # planned before they ran, and counted in every mean whatever they show
             add(9, "package", pair, seed, evaluate="greedy", analyse=True)
             add(9, "loop", pair, seed, analyse=True)
+    for seed in range(10, 15):  # Russian: does the package repeat itself more than the loop, and is it the model and
+        add(10, "package", "ru-en", seed, evaluate="greedy", analyse=True)  # loss? Five more seeds of both and of
+        add(10, "loop", "ru-en", seed, analyse=True)                        # the package made like the loop; planned
+    for seed in range(10, 15):                                              # before they ran, counted whatever they show
+        add(10, "package_torch_like", "ru-en", seed, evaluate="greedy", analyse=True)
     return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
 
 
@@ -175,6 +182,8 @@ def evaluations(run: dict, work: Path, device: str, data: Path) -> list[list[str
     if run.get("analyse"):
         loop = ABLATIONS[run["variant"]][0] == "loop"  # the loop's greedy makes its tensors on the default device
         model = ["--loop", out, "--dev", str(data / f"{PAIRS[run['pair']]}.dev.tsv")] if loop else ["--package", out]
+        if not loop and (patches := _patches(run["variant"])):  # a patched model is read back with its patches
+            model += ["--ablate", patches]
         cmds.append([*_tf32(device, loop), str(HERE / "stop_analysis.py"), *model, "--out", f"{out}/stops.json",
                      "--device", device])
     return cmds

@@ -1,6 +1,6 @@
 """When does a trained model stop? End-of-sentence probabilities on the dev split, for the package and for the loop.
 
-    python bench/stop_analysis.py --package RUN_DIR --out stops.json [--device cuda]
+    python bench/stop_analysis.py --package RUN_DIR --out stops.json [--device cuda] [--ablate PATCHES]
     python bench/stop_analysis.py --loop LOOP_OUT --dev DEV.tsv --out stops.json [--device cuda]
     python bench/stop_analysis.py --references DEV.tsv... --out repetition.json   # how often the references repeat
 
@@ -19,7 +19,8 @@ directory, whose corpus.json names its dev split, or the loop's OUT with the mod
 
 Each program is read with its own code (the loop's model class from bench/reference_loop.py, which never imports
 the package), so the numbers of the two compare as the models they are; their outputs are measured alike (sacreBLEU,
-and the package's `repeats`, which `evaluate` counts with).
+and the package's `repeats`, which `evaluate` counts with). A package run trained by bench/ablate_model.py is read
+with the same patches (`--ablate zero_attn_bias+final_norm+no_generator_bias+torch_ce`).
 """
 from __future__ import annotations
 
@@ -40,11 +41,16 @@ HERE = Path(__file__).resolve().parent
 CLAUSE_ENDS = (",", ";", ":")
 
 
+def _bench_module(name: str):
+    "A script of bench/ as a module (reference_loop never imports the package; ablate_model patches it)."
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _loop_module():
-    spec = importlib.util.spec_from_file_location("reference_loop", HERE / "reference_loop.py")
-    loop = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loop)
-    return loop
+    return _bench_module("reference_loop")
 
 
 def load_package(run: Path, device: str):
@@ -151,11 +157,22 @@ def main(argv=None) -> int:
     which.add_argument("--references", type=Path, nargs="+", help="TSV files (source, reference): the share of "
                        "references that repeat a word 4-gram themselves, the baseline for the models' outputs")
     p.add_argument("--dev", type=Path, help="the dev split's TSV (for --loop)")
+    p.add_argument("--ablate", metavar="PATCHES", help="the bench/ablate_model.py patches a --package run was "
+                   "trained with (e.g. zero_attn_bias+torch_ce), so that its model is built the same way")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--device", default="cpu")
     a = p.parse_args(argv)
     if a.loop is not None and a.dev is None:
         p.error("--loop needs --dev DEV.tsv")
+    if a.ablate is not None:
+        if a.package is None:
+            p.error("--ablate patches a package run; give --package RUN")
+        ablate = _bench_module("ablate_model")
+        unknown = [one for one in a.ablate.split("+") if one not in ablate.VARIANTS]
+        if unknown:
+            p.error(f"--ablate: unknown variant {unknown[0]!r}; choose from {', '.join(ablate.VARIANTS)}")
+        for one in a.ablate.split("+"):
+            ablate.patch(one)
     for path in (a.package or a.loop, a.dev, *(a.references or ())):
         if path is not None and not path.exists():
             p.error(f"{path}: no such file or directory")
@@ -170,7 +187,8 @@ def main(argv=None) -> int:
         print(json.dumps(result))
         return 0
     loaded = load_package(a.package, a.device) if a.package else load_loop(a.loop, a.dev, a.device)
-    result = {"model": str(a.package or a.loop), "program": "package" if a.package else "loop", **analyse(*loaded)}
+    result = {"model": str(a.package or a.loop), "program": "package" if a.package else "loop",
+              **({"ablate": a.ablate} if a.ablate else {}), **analyse(*loaded)}
     a.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in result.items() if not isinstance(v, list)}))
     return 0

@@ -75,6 +75,10 @@ def test_what_runs_after_training(tmp_path):
     [patched] = after("package_torch_like_zh-en_s0")
     assert patched[:3] == [str(REPO / "bench" / "ablate_model.py"), "zero_attn_bias+final_norm+no_generator_bias+torch_ce",
                            "evaluate"]
+    patched, patched_analysis = after("package_torch_like_ru-en_s10")  # analysed with the patches it trained with
+    assert patched[:3] == [str(REPO / "bench" / "ablate_model.py"), "zero_attn_bias+final_norm+no_generator_bias+torch_ce",
+                           "evaluate"]
+    assert patched_analysis[patched_analysis.index("--ablate") + 1] == patched[1] and "--ablate" not in analysis
 
 
 def test_every_recorded_run_names_its_command_commit_device_and_date():

@@ -85,6 +85,23 @@ def test_both_programs_models_are_read_end_to_end(tmp_path):
         assert 0 <= r["greedy_dev"]["repeating"] <= 1 and r["greedy_dev"]["length_ratio"] >= 0
 
 
+def test_a_patched_package_model_is_read_with_its_patches(tmp_path):
+    "A run of bench/ablate_model.py builds another model (final LayerNorms, no output bias): --ablate rebuilds it."
+    patches = "zero_attn_bias+final_norm+no_generator_bias+torch_ce"
+    run = tmp_path / "patched"
+    spec = f"spec=tsv:{FIX / 'de_en_train.tsv'};{FIX / 'dev.tsv'};{FIX / 'test.tsv'}"
+    _run(REPO / "bench" / "ablate_model.py", patches, "train", "--data", "corpus", "--data-option", spec,
+         "--data-option", "vocab_size=350", "--N", "1", "--d-model", "32", "--h", "2", "--d-ff", "64",
+         "--warmup", "10", "--max-tokens", "200", "--steps", "3", "--checkpoint-every", "0", "--threads", "1",
+         "--no-progress", "--out", run)
+    _run(REPO / "bench" / "stop_analysis.py", "--package", run, "--ablate", patches, "--out", tmp_path / "s.json")
+    r = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert r["ablate"] == patches and r["program"] == "package" and 0 < r["p_eos_at_end"] < 1
+    plain = subprocess.run([sys.executable, str(REPO / "bench" / "stop_analysis.py"), "--package", str(run), "--out",
+                            str(tmp_path / "x.json")], capture_output=True, text=True, env=subprocess_env(), cwd=REPO)
+    assert plain.returncode != 0 and not (tmp_path / "x.json").exists()  # the unpatched model cannot take its weights
+
+
 def test_bad_input_gets_one_line(tmp_path):
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "stop_analysis.py"), "--loop", str(tmp_path),
                            "--out", str(tmp_path / "x.json")], capture_output=True, text=True, env=subprocess_env())
@@ -93,3 +110,11 @@ def test_bad_input_gets_one_line(tmp_path):
                            str(tmp_path / "missing"), "--out", str(tmp_path / "x.json")],
                           capture_output=True, text=True, env=subprocess_env())
     assert proc.returncode == 2 and "missing: no such file or directory" in proc.stderr.strip().splitlines()[-1]
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "stop_analysis.py"), "--package", str(tmp_path),
+                           "--ablate", "final_norm+no_such", "--out", str(tmp_path / "x.json")],
+                          capture_output=True, text=True, env=subprocess_env())
+    assert proc.returncode == 2 and "--ablate: unknown variant 'no_such'" in proc.stderr.strip().splitlines()[-1]
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "stop_analysis.py"), "--loop", str(tmp_path), "--dev",
+                           str(FIX / "dev.tsv"), "--ablate", "final_norm", "--out", str(tmp_path / "x.json")],
+                          capture_output=True, text=True, env=subprocess_env())
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith("give --package RUN")
