@@ -21,7 +21,8 @@ on Chinese, each read by bench/stop_analysis.py (where do the models stop?); 8: 
 with greedy evaluation, and two more seeds of both; 9: three more seeds of both on Russian and Chinese, analysed
 with the repetition counts that bench/stop_analysis.py gained after tier 8; 10: on Russian, five more seeds of both
 and of the package made like the loop (`package_torch_like`), all analysed: do the package's outputs repeat more
-than the loop's, and is it the model and the loss? A run still going at the deadline is
+than the loop's, and is it the model and the loss? 11: the package and the loop of tier 10 trained for twice the
+updates (their first 1,000 updates are tier 10's: nothing in either schedule depends on the total). A run still going at the deadline is
 stopped and recorded as such (with whatever it finished: a dev curve, some of its evaluations). The ablation with
 the loop's tokenizer trains it once per pair with the loop's own `train_spm` into DATA/../loop-spm/.
 results/multilingual/ holds the runs of four GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5`,
@@ -64,9 +65,10 @@ ABLATIONS = {  # variant -> (program, extra arguments, what it changes)
 def plan(steps: int = 1000) -> list[dict]:
     "Every run, in the order they start."
     runs = []
-    def add(tier, variant, pair, seed, evaluate=False, analyse=False):
-        runs.append({"name": f"{variant}_{pair}_s{seed}", "tier": tier, "variant": variant, "pair": pair,
-                     "seed": seed, "steps": steps, "evaluate": evaluate, "analyse": analyse})
+    def add(tier, variant, pair, seed, evaluate=False, analyse=False, longer=1):
+        name = f"{variant}_{pair}_s{seed}" + (f"_{longer * steps}steps" if longer != 1 else "")
+        runs.append({"name": name, "tier": tier, "variant": variant, "pair": pair,
+                     "seed": seed, "steps": longer * steps, "evaluate": evaluate, "analyse": analyse})
     for seed, tier in ((0, 1), (1, 2)):
         for pair in PAIRS:
             add(tier, "loop", pair, seed)
@@ -108,6 +110,9 @@ def plan(steps: int = 1000) -> list[dict]:
         add(10, "loop", "ru-en", seed, analyse=True)                        # the package made like the loop; planned
     for seed in range(10, 15):                                              # before they ran, counted whatever they show
         add(10, "package_torch_like", "ru-en", seed, evaluate="greedy", analyse=True)
+    for seed in range(10, 15):  # ... and do they stop repeating with more training? The seeds of tier 10, trained
+        add(11, "package", "ru-en", seed, evaluate="greedy", analyse=True, longer=2)  # twice as long (the rate
+        add(11, "loop", "ru-en", seed, analyse=True, longer=2)      # schedule does not look ahead: the same first half)
     return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
 
 

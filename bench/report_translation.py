@@ -471,7 +471,8 @@ def multilingual_summary(runs: list[dict] | None = None) -> dict:
     runs = load_multilingual() if runs is None else runs
     out: dict = {}
     for r in sorted(runs, key=lambda r: r["seed"]):
-        cell = out.setdefault(r["pair"], {}).setdefault(r["variant"], {"seeds": [], "ppl": [], "greedy": {},
+        variant = r["variant"] if r["steps"] == 1000 else f"{r['variant']}_{r['steps']}steps"  # kept apart
+        cell = out.setdefault(r["pair"], {}).setdefault(variant, {"seeds": [], "ppl": [], "greedy": {},
                                                                         "fixed": {}, "tuned": {}, "chosen": {},
                                                                         "stops": {}, "curves": {}})
         cell["seeds"].append(r["seed"])
