@@ -21,13 +21,15 @@ on Chinese, each read by bench/stop_analysis.py (where do the models stop?); 8: 
 with greedy evaluation, and two more seeds of both; 9: three more seeds of both on Russian and Chinese, analysed
 with the repetition counts that bench/stop_analysis.py gained after tier 8; 10: on Russian, five more seeds of both
 and of the package made like the loop (`package_torch_like`), all analysed: do the package's outputs repeat more
-than the loop's, and is it the model and the loss? 11: the package and the loop of tier 10 trained for twice the
-updates (their first 1,000 updates are tier 10's: nothing in either schedule depends on the total). A run still going at the deadline is
-stopped and recorded as such (with whatever it finished: a dev curve, some of its evaluations). The ablation with
-the loop's tokenizer trains it once per pair with the loop's own `train_spm` into DATA/../loop-spm/.
-results/multilingual/ holds the runs of four GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5`,
+than the loop's, and is it the model and the loss? 11: the seeds of tier 10, both programs, trained for twice the
+updates (nothing in either schedule depends on the total, so their first half repeats tier 10's runs as closely as
+a GPU repeats a run: chapter 09b measures how closely). A run still going at the deadline is stopped and recorded
+as such (with whatever it finished: a dev curve, some of its evaluations). The ablation with the loop's tokenizer
+trains it once per pair with the loop's own `train_spm` into DATA/../loop-spm/.
+results/multilingual/ holds the runs of five GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5`,
 `--deadline 470 --tiers 6`, and `--workers 15` with `--deadline 390 --tiers 7`, `--deadline 330 --tiers 8` and
-`--deadline 260 --tiers 9`; their _summary_call*.json files list what each call finished.
+`--deadline 260 --tiers 9`, then `--deadline 320 --tiers 10` and `--deadline 470 --tiers 11`; their
+_summary_call*.json files list what each call finished.
 """
 from __future__ import annotations
 
@@ -111,8 +113,8 @@ def plan(steps: int = 1000) -> list[dict]:
     for seed in range(10, 15):                                              # before they ran, counted whatever they show
         add(10, "package_torch_like", "ru-en", seed, evaluate="greedy", analyse=True)
     for seed in range(10, 15):  # ... and do they stop repeating with more training? The seeds of tier 10, trained
-        add(11, "package", "ru-en", seed, evaluate="greedy", analyse=True, longer=2)  # twice as long (the rate
-        add(11, "loop", "ru-en", seed, analyse=True, longer=2)      # schedule does not look ahead: the same first half)
+        add(11, "package", "ru-en", seed, evaluate="greedy", analyse=True, longer=2)  # twice as long (neither
+        add(11, "loop", "ru-en", seed, analyse=True, longer=2)      # learning-rate schedule looks at the total)
     return sorted(runs, key=lambda run: run["tier"])  # stable: within a tier, the order above
 
 

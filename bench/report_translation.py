@@ -575,23 +575,32 @@ def multilingual_commands(runs: list[dict] | None = None) -> Details:
     runs = load_multilingual() if runs is None else runs
     lines = ["Each command as bench/multilingual.py ran it (under bench/tf32.py; OUT: the run's folder); the file of",
              "each run in results/multilingual/ keeps its command, commit, device and date."]
+    def add(title: str, group: list[dict]) -> None:
+        first = group[0]
+        command = re.sub(rf"--seed {first['seed']}\b", "--seed SEED", display_command(first["command"]))
+        command = "python " + re.sub(r"--out \S+", "--out OUT", command)
+        lines.extend([f"\n{title}: seeds {', '.join(str(r['seed']) for r in group)}", f"  {command}",
+                      f"  commits {', '.join(sorted({r['commit'] for r in group}))}; {first['gpu']}; "
+                      f"{min(r['date'] for r in group)[:10]}"])
     for pair in PAIR_ORDER:
         if not {r["variant"] for r in runs if r["pair"] == pair} - {"loop", "package"}:
             continue  # no ablation on this pair
         for variant, label in _VARIANT_LABELS.items():
-            group = sorted((r for r in runs if r["pair"] == pair and r["variant"] == variant), key=lambda r: r["seed"])
-            if not group:
-                continue
-            first = group[0]
-            command = re.sub(rf"--seed {first['seed']}\b", "--seed SEED", display_command(first["command"]))
-            command = "python " + re.sub(r"--out \S+", "--out OUT", command)
-            lines += [f"\n{PAIR_NAMES[pair]}, {label.strip()}: seeds {', '.join(str(r['seed']) for r in group)}",
-                      f"  {command}",
-                      f"  commits {', '.join(sorted({r['commit'] for r in group}))}; {first['gpu']}; "
-                      f"{min(r['date'] for r in group)[:10]}"]
+            group = sorted((r for r in runs if r["pair"] == pair and r["variant"] == variant and r["steps"] == 1000),
+                           key=lambda r: r["seed"])
+            if group:
+                add(f"{PAIR_NAMES[pair]}, {label.strip()}", group)
+    for pair in PAIR_ORDER:  # the runs trained for longer (the same command, another --steps)
+        for steps in sorted({r["steps"] for r in runs if r["pair"] == pair} - {1000}):
+            for variant in ("loop", "package"):
+                group = sorted((r for r in runs if r["pair"] == pair and r["variant"] == variant and r["steps"] == steps),
+                               key=lambda r: r["seed"])
+                if group:
+                    add(f"{PAIR_NAMES[pair]}, {variant}, {steps:,} updates", group)
     lines += ["\nWhere the models stop: python bench/stop_analysis.py --package OUT --out OUT/stops.json --device cuda",
               "  python bench/tf32.py --default-cuda bench/stop_analysis.py --loop OUT --dev DEV.tsv --out OUT/stops.json "
-              "--device cuda"]
+              "--device cuda",
+              "  a package run trained by bench/ablate_model.py PATCHES: add --ablate PATCHES"]
     return Details("The commands of the ablation rows", "\n".join(lines))
 
 
@@ -638,6 +647,57 @@ def plot_repetition(summary: dict | None = None) -> None:
     axes[1].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     plt.show()
+
+
+REPETITION_GROUPS = (  # (variant in the summary, updates, program): the runs whose repeating outputs were counted
+    ("loop", "1,000", "loop"),
+    ("package", "", "package"),
+    ("package_torch_like", "", "package, made like the loop"),
+    ("loop_2000steps", "2,000", "loop"),
+    ("package_2000steps", "", "package"),
+)
+
+
+def _seed_list(seeds: list[int]) -> str:
+    "7, 8, 9, 10 -> '7-10'; other lists as they are."
+    seeds = sorted(seeds)
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def repetition_groups(summary: dict | None = None, pair: str = "ru-en") -> dict:
+    """{variant: the runs whose dev outputs were counted for repetition (seed -> stop analysis), with their dev
+    perplexity, test BLEU and length ratio}; the numbers of `multilingual_repetition` and of the chapter's claims."""
+    s = multilingual_summary() if summary is None else summary
+    out = {}
+    for variant, _, _ in REPETITION_GROUPS:
+        c = s[pair][variant]
+        seeds = sorted(k for k, st in c["stops"].items() if "repeating" in st["greedy_dev"])
+        dev = {k: c["stops"][k]["greedy_dev"] for k in seeds}
+        out[variant] = {"seeds": seeds, "ppl": [c["curves"][k][max(c["curves"][k])] for k in seeds],
+                        "bleu": [c["greedy"][k][0] for k in seeds], "ratio": [c["greedy"][k][2] for k in seeds],
+                        "repeating": [dev[k]["repeating"] for k in seeds],
+                        "over": [dev[k]["over_one_and_a_half"] for k in seeds],
+                        "plain": [dev[k]["length_ratio_without_repeating"] for k in seeds]}
+    return out
+
+
+def multilingual_repetition(summary: dict | None = None) -> None:
+    """Russian, greedy decoding of the last checkpoint, for each group of runs whose repeating outputs were counted:
+    dev perplexity and test BLEU (means), the test length ratio (mean ± sd), and on the dev split the share of outputs
+    that repeat a word 4-gram (mean and range), that run past 1.5 times their reference (mean), and the length ratio
+    without the repeating outputs (range)."""
+    groups = repetition_groups(summary)
+    print(f"{'Russian':7} {'updates':>7}  {'program':28} {'seeds':>5} {'dev ppl':>7} {'BLEU':>5} {'length ratio':>12}  "
+          f"{'repeat %':>11} {'>1.5 %':>6} {'no repeats':>10}")
+    for variant, updates, program in REPETITION_GROUPS:
+        g = groups[variant]
+        ratio, sd = mean_sd(g["ratio"])
+        rep = f"{100 * statistics.mean(g['repeating']):.0f} ({100 * min(g['repeating']):.0f}-{100 * max(g['repeating']):.0f})"
+        print(f"{'':7} {updates:>7}  {program:28} {_seed_list(g['seeds']):>5} {statistics.mean(g['ppl']):7.2f} "
+              f"{statistics.mean(g['bleu']):5.1f} {ratio:6.2f} ± {sd:3.2f}  {rep:>11} "
+              f"{100 * statistics.mean(g['over']):6.0f} {min(g['plain']):4.2f}-{max(g['plain']):4.2f}")
 
 
 def multilingual_decoding(summary: dict | None = None) -> None:

@@ -95,3 +95,24 @@ def test_every_recorded_run_names_its_command_commit_device_and_date():
             if r.get("analyse"):
                 assert r["stops"]["program"] == r["variant"].split("_")[0] and r["stops"]["dev_sentences"] == 500
                 assert 0 < r["stops"]["p_eos_inside"] < r["stops"]["p_eos_at_end"] < 1
+
+
+def test_longer_runs_are_kept_apart_from_the_1000_update_means():
+    "Tier 11 trains seeds of tier 10 again for 2,000 updates: they get their own cells, rows and commands."
+    report = _load("report_translation")
+    s = report.multilingual_summary()
+    ru = s["ru-en"]
+    for program in ("loop", "package"):
+        assert len(ru[program]["seeds"]) == len(set(ru[program]["seeds"]))  # no seed counted twice
+        assert all(max(curve) == 1000 for curve in ru[program]["curves"].values())
+        longer = ru[f"{program}_2000steps"]
+        assert longer["seeds"] == [10, 11, 12, 13, 14] and all(max(c) == 2000 for c in longer["curves"].values())
+    groups = report.repetition_groups(s)
+    assert [v for v, _, _ in report.REPETITION_GROUPS] == list(groups)
+    assert all(len(g[key]) == len(g["seeds"]) for g in groups.values() for key in ("ppl", "ratio", "repeating"))
+    assert groups["package"]["ppl"] == [ru["package"]["curves"][k][1000] for k in groups["package"]["seeds"]]
+    text = report.multilingual_commands().text
+    assert "Russian, package, 2,000 updates: seeds 10, 11, 12, 13, 14" in text and "--steps 2000" in text
+    unchanged = text.split("Russian, package, unchanged: seeds ")[1].split("\n")[0]
+    assert unchanged.split(", ").count("10") == 1
+    assert report._seed_list([7, 8, 9, 10]) == "7-10" and report._seed_list([0, 10]) == "0, 10"
