@@ -154,8 +154,8 @@ def command(run: dict, data: Path, work: Path, device: str, every: int = 25) -> 
     if "{loop_spm}" in extra:
         extra = extra.replace("{loop_spm}", str(loop_tokenizer(data, split)))
     if program == "loop":
-        cmd = [*_tf32(device, loop=True), str(HERE / "reference_loop.py"), "--train", files["train"], "--dev", files["dev"], "--test",
-               files["test"], "--out", out, "--steps", str(run["steps"]), "--seed", str(run["seed"]),
+        cmd = [*_tf32(device, loop=True), str(HERE / "reference_loop.py"), "--train", files["train"],
+               "--dev", files["dev"], "--test", files["test"], "--out", out, "--steps", str(run["steps"]), "--seed", str(run["seed"]),
                "--eval-every", "250", "--threads", "1", *(["--save-model"] if run.get("analyse") else []),
                *extra.split()]
         return cmd, {}
@@ -176,9 +176,8 @@ def evaluations(run: dict, work: Path, device: str, data: Path) -> list[list[str
     """What runs after training: for the package, greedy `evaluate` (and unless evaluate="greedy", the paper's fixed
     beam + average, and dev-tuned); then, for runs to analyse, bench/stop_analysis.py on the dev split."""
     out = str(work / run["name"])
-    cmds = []
+    cmds, patches = [], _patches(run["variant"])  # a patched model is read back with the same patches
     if ABLATIONS[run["variant"]][0] == "package" and run["evaluate"]:
-        patches = _patches(run["variant"])  # a patched model is read back with the same patches
         head = [str(HERE / "ablate_model.py"), patches] if patches else ["-m", "annotated_transformer.cli"]
         base = [sys.executable, *head, "evaluate", "--model", out, "--device", device,
                 "--threads", "1", "--samples", "3"]
@@ -189,7 +188,7 @@ def evaluations(run: dict, work: Path, device: str, data: Path) -> list[list[str
     if run.get("analyse"):
         loop = ABLATIONS[run["variant"]][0] == "loop"  # the loop's greedy makes its tensors on the default device
         model = ["--loop", out, "--dev", str(data / f"{PAIRS[run['pair']]}.dev.tsv")] if loop else ["--package", out]
-        if not loop and (patches := _patches(run["variant"])):  # a patched model is read back with its patches
+        if patches:  # (only package variants have patches)
             model += ["--ablate", patches]
         cmds.append([*_tf32(device, loop), str(HERE / "stop_analysis.py"), *model, "--out", f"{out}/stops.json",
                      "--device", device])

@@ -582,20 +582,18 @@ def multilingual_commands(runs: list[dict] | None = None) -> Details:
         lines.extend([f"\n{title}: seeds {', '.join(str(r['seed']) for r in group)}", f"  {command}",
                       f"  commits {', '.join(sorted({r['commit'] for r in group}))}; {first['gpu']}; "
                       f"{min(r['date'] for r in group)[:10]}"])
+    group_of = lambda pair, variant, steps: sorted(
+        (r for r in runs if (r["pair"], r["variant"], r["steps"]) == (pair, variant, steps)), key=lambda r: r["seed"])
     for pair in PAIR_ORDER:
         if not {r["variant"] for r in runs if r["pair"] == pair} - {"loop", "package"}:
             continue  # no ablation on this pair
         for variant, label in _VARIANT_LABELS.items():
-            group = sorted((r for r in runs if r["pair"] == pair and r["variant"] == variant and r["steps"] == 1000),
-                           key=lambda r: r["seed"])
-            if group:
+            if group := group_of(pair, variant, 1000):
                 add(f"{PAIR_NAMES[pair]}, {label.strip()}", group)
     for pair in PAIR_ORDER:  # the runs trained for longer (the same command, another --steps)
         for steps in sorted({r["steps"] for r in runs if r["pair"] == pair} - {1000}):
             for variant in ("loop", "package"):
-                group = sorted((r for r in runs if r["pair"] == pair and r["variant"] == variant and r["steps"] == steps),
-                               key=lambda r: r["seed"])
-                if group:
+                if group := group_of(pair, variant, steps):
                     add(f"{PAIR_NAMES[pair]}, {variant}, {steps:,} updates", group)
     lines += ["\nWhere the models stop: python bench/stop_analysis.py --package OUT --out OUT/stops.json --device cuda",
               "  python bench/tf32.py --default-cuda bench/stop_analysis.py --loop OUT --dev DEV.tsv --out OUT/stops.json "
