@@ -5,15 +5,17 @@
 # %% ../nbs/07_training.ipynb #ae3c18a9
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
-from .batching import PAD
+from .batching import PAD, Batch
 
 # %% auto #0
-__all__ = ['LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'Seq2SeqLoss']
+__all__ = ['LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'train_loop', 'Seq2SeqLoss']
 
 # %% ../nbs/07_training.ipynb #fdf20f49
 class LabelSmoothingLoss(nn.Module):
@@ -111,6 +113,29 @@ def make_optimizer(
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=betas, eps=eps)  # lr = 1 × schedule
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, NoamSchedule(d_model, warmup, factor))
     return optimizer, scheduler
+
+# %% ../nbs/07_training.ipynb #b219e77e
+def train_loop(
+    model: nn.Module,  # an EncoderDecoder (chapter 06)
+    batches: Iterable[Batch],  # chapter 06b's batches: one update each
+    criterion: LabelSmoothingLoss,  # built with reduction="sum"
+    optimizer: torch.optim.Optimizer,  # Adam, from make_optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler,  # the §5.3 schedule
+) -> list[float]:  # the loss per label of every update
+    "Train on `batches`: for each, the loss per label, its gradient, one update."
+    model.train()
+    losses = []
+    for batch in batches:
+        log_probs = model.generator(
+            model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask))
+        # the label-smoothed loss, summed over the real labels, per label
+        loss = criterion(log_probs, batch.tgt_out) / batch.ntokens
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()  # the learning rate of the next update
+        losses.append(loss.item())
+    return losses
 
 # %% ../nbs/07_training.ipynb #b650400d
 class Seq2SeqLoss(nn.Module):

@@ -2,7 +2,7 @@
 
 Every module is written by one chapter (its notebook's `#| default_exp`), and the chapters have an order: the
 reading order of `_toc.yml`. A module may import only modules of earlier chapters, so that a reader who has read up
-to a chapter has seen everything its code uses. No module reaches into another's private names, imports the
+to a chapter has seen everything its code uses; the one exception is a support module (SUPPORT below). No module reaches into another's private names, imports the
 package by its absolute name (which would hide an import from this test), or names a module in a string.
 Set LAYOUT_PACKAGE to another checkout's `annotated_transformer` folder to check that one instead."""
 import ast
@@ -64,9 +64,21 @@ def test_every_module_has_one_chapter_in_the_book():
         assert chapters[module] in order, f"{module}.py comes from {chapters[module]}, which _toc.yml leaves out"
 
 
+# Support modules: written by an appendix, usable by every chapter. The input checks (`checks`, appendix 00a) are
+# tools rather than ideas of the paper: the chapters call them and the appendix explains them, so that they stay off
+# the reader's path to the first equation. A support module imports nothing of the package, so it cannot hide a
+# dependency on a later chapter.
+SUPPORT = {"checks"}
+
+
+def test_support_modules_import_nothing_of_the_package():
+    leaning = {m: sorted(package_imports(m)) for m in SUPPORT if package_imports(m)}
+    assert not leaning, f"support modules must stand alone: {leaning}"
+
+
 def test_no_module_imports_a_later_chapter():
     chapters, order = chapter_of(), reading_order()
-    rank = {m: order.index(chapters[m]) for m in MODULES if chapters.get(m) in order}
+    rank = {m: order.index(chapters[m]) for m in MODULES if chapters.get(m) in order and m not in SUPPORT}
     later = [(m, other) for m in MODULES for other in sorted(package_imports(m))
              if other in rank and m in rank and rank[other] > rank[m]]
     assert not later, "modules importing a later chapter: " + ", ".join(

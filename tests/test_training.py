@@ -393,3 +393,36 @@ def test_types_not_strings_a_new_optional_field_is_checked_and_gets_a_flag():
         Noted(note=3).validate()
     args = build_parser(Noted).parse_args(["--note", "hello", "--steps", "5"])
     assert args.note == "hello" and args.steps == 5
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.1])
+def test_trainer_makes_the_updates_of_the_plain_loop(dropout):
+    "Chapter 07b's Trainer and chapter 07's train_loop, on the trainer's own batches: the same losses and weights."
+    import itertools
+
+    from annotated_transformer.batching import TokenBatchSampler
+    from annotated_transformer.loss import train_loop
+
+    pairs = copy_task_pairs(300, 11, 8, seed=0)
+    mc = TransformerConfig(11, 11, N=2, d_model=32, d_ff=64, h=4, dropout=dropout)
+    cfg = TrainConfig(warmup=10, max_tokens=120, label_smoothing=0.1, steps=8, log_every=1, eval_every=0,
+                      device="cpu", progress=False)
+    torch.set_default_dtype(torch.float64)  # rounding apart, the two must agree: compare where rounding is tiny
+    try:
+        torch.manual_seed(0)
+        trainer = Trainer(make_model_from_config(mc), pairs, cfg)
+        records = trainer.fit(8)
+        torch.manual_seed(0)  # the same initial weights, and the same dropout masks in the same order
+        plain = make_model_from_config(mc)
+        sampler = TokenBatchSampler(pairs, cfg.max_tokens, seed=cfg.seed)  # the batches the trainer drew
+        batches = [make_batch([pairs[i] for i in idx]) for idx in itertools.islice(sampler, 8)]
+        optimizer, scheduler = make_optimizer(plain, mc.d_model, cfg.warmup, cfg.lr_factor,
+                                              (cfg.adam_beta1, cfg.adam_beta2), cfg.adam_eps)
+        criterion = LabelSmoothingLoss(11, PAD, cfg.label_smoothing, reduction="sum")
+        losses = train_loop(plain, batches, criterion, optimizer, scheduler)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert_close(losses, [r["loss"] for r in records], rtol=1e-10, atol=0)
+    for (name, p), q in zip(plain.named_parameters(), trainer.model.parameters()):
+        assert_close(p, q, rtol=1e-9, atol=1e-12, msg=name)
+    assert losses[-1] < losses[0]  # it did train
