@@ -369,7 +369,7 @@ def beam_search(
     limits = _output_limits(model, src, src_mask, max_new_tokens, bos, eos, pad).tolist()
     batch, device = src.size(0), src.device
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]  # per sentence, best first
-    lp = lambda n: gnmt_length_penalty(n, alpha)  # noqa: E731 (the penalty of a length n, with this α)
+    lp = lambda n: gnmt_length_penalty(n, alpha)  # the penalty of a length n, with this α
 
     with _eval_mode(model):
         memory = model.encode(src, src_mask)  # once
