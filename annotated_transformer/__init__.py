@@ -21,7 +21,7 @@ from .batching import (BOS, DATA_BUILDERS, EOS, PAD, UNK, Batch, DataBundle, Tok
                        make_batch, register_data)
 from .copytask import copy_accuracy, copy_data, copy_task_pairs, greedy_decode_simple
 from .checkpoint import average_checkpoints, last_checkpoints, load_checkpoint, load_model, save_checkpoint
-from .loss import LabelSmoothingLoss, NoamSchedule, Seq2SeqLoss, make_optimizer, rate
+from .loss import LabelSmoothingLoss, NoamSchedule, Seq2SeqLoss, make_optimizer, rate, train_loop
 from .train_config import TrainConfig, autocast_context, pick_device
 from .trainer import Trainer
 from .decoding import IncrementalDecoder, KVCache, beam_search, greedy_decode

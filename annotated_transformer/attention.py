@@ -17,9 +17,11 @@ __all__ = ['check_mask', 'attention', 'fused_attention']
 # %% ../nbs/01_attention.ipynb #eb5e534d
 def check_mask(
     mask: Tensor,  # bool, True = may attend; must broadcast to `scores_shape`
-    scores_shape: tuple[int, ...] | torch.Size,  # shape of the attention scores, (..., n_queries, n_keys)
+    # shape of the attention scores, (..., n_queries, n_keys)
+    scores_shape: tuple[int, ...] | torch.Size,
 ) -> None:
-    "Raise a clear error unless `mask` is a bool tensor that broadcasts to `scores_shape`."
+    ("Raise a clear error unless `mask` is a bool tensor that broadcasts to "
+     "`scores_shape`.")
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"mask must be a bool tensor (True = may attend), got {got}")
@@ -27,18 +29,20 @@ def check_mask(
     fits = mask.dim() <= len(shape) and all(
         m in (1, s) for m, s in zip(reversed(mask.shape), reversed(shape)))
     if not fits:
-        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to the attention "
-                         f"scores' shape {shape} (..., n_queries, n_keys)")
+        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to the "
+                         f"attention scores' shape {shape} (..., n_queries, n_keys)")
 
 # %% ../nbs/01_attention.ipynb #ba17f849
 def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> tuple[int, ...]:
-    "Validate the shapes of query/key/value; return the shape of the scores, (..., n_queries, n_keys)."
+    ("Validate the shapes of query/key/value; return the shape of the scores, "
+     "(..., n_queries, n_keys).")
     for name, t in [("query", query), ("key", key), ("value", value)]:
         if t.dim() < 2:
-            raise ValueError(f"{name} must have at least 2 dimensions (..., seq, features), got shape {tuple(t.shape)}")
+            raise ValueError(f"{name} must have at least 2 dimensions "
+                             f"(..., seq, features), got shape {tuple(t.shape)}")
     if query.size(-1) != key.size(-1):
-        raise ValueError(f"query and key must have the same last dimension d_k, "
-                         f"got d_k={query.size(-1)} (query) and d_k={key.size(-1)} (key)")
+        raise ValueError(f"query and key must have the same last dimension d_k, got "
+                         f"d_k={query.size(-1)} (query) and d_k={key.size(-1)} (key)")
     if key.size(-2) != value.size(-2):
         raise ValueError(f"key and value must have the same sequence length, "
                          f"got {key.size(-2)} keys and {value.size(-2)} values")
@@ -50,10 +54,14 @@ def attention(
     query: Tensor,  # (..., n_queries, d_k)
     key: Tensor,  # (..., n_keys, d_k)
     value: Tensor,  # (..., n_keys, d_v)
-    mask: Tensor | None = None,  # bool, True = may attend; broadcasts to (..., n_queries, n_keys)
-    dropout: nn.Module | None = None,  # applied to the attention weights (Harvard/PyTorch; not in the paper)
-) -> tuple[Tensor, Tensor]:  # output (..., n_queries, d_v) and the weights (..., n_queries, n_keys)
-    "Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V (§3.2.1), computed explicitly."
+    # bool, True = may attend; broadcasts to (..., n_queries, n_keys)
+    mask: Tensor | None = None,
+    # applied to the attention weights (Harvard/PyTorch; not in the paper)
+    dropout: nn.Module | None = None,
+    # output (..., n_queries, d_v) and the weights (..., n_queries, n_keys)
+) -> tuple[Tensor, Tensor]:
+    ("Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V (§3.2.1), "
+     "computed explicitly.")
     scores_shape = _check_qkv(query, key, value)
     if mask is not None:
         check_mask(mask, scores_shape)
@@ -61,7 +69,7 @@ def attention(
     # S = Q K^T / sqrt(d_k)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)
     if mask is not None:
-        # masked scores -> the most negative finite number: exp(min - max) = 0, and never 0/0
+        # masked scores -> most negative finite number: exp(min - max) = 0, never 0/0
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     # A = softmax(S), row by row
     weights = scores.softmax(dim=-1)
@@ -78,17 +86,23 @@ def fused_attention(
     query: Tensor,  # (..., n_queries, d_k)
     key: Tensor,  # (..., n_keys, d_k)
     value: Tensor,  # (..., n_keys, d_v)
-    mask: Tensor | None = None,  # bool, True = may attend; broadcasts to (..., n_queries, n_keys)
-    dropout_p: float = 0.0,  # dropout probability on the attention weights (pass 0.0 when evaluating)
+    # bool, True = may attend; broadcasts to (..., n_queries, n_keys)
+    mask: Tensor | None = None,
+    # dropout probability on the attention weights (pass 0.0 when evaluating)
+    dropout_p: float = 0.0,
 ) -> Tensor:  # output (..., n_queries, d_v)
-    "The same attention through PyTorch's fused `scaled_dot_product_attention`; fully masked rows give zeros."
+    ("The same attention through PyTorch's fused `scaled_dot_product_attention`; "
+     "fully masked rows give zeros.")
     scores_shape = _check_qkv(query, key, value)
     if mask is not None:
         check_mask(mask, scores_shape)
         while mask.dim() < 2:  # the kernel wants (..., n_queries | 1, n_keys | 1)
             mask = mask.unsqueeze(0)
-    # softmax(Q K^T / sqrt(d_k)) V in one fused kernel (the scale defaults to 1/sqrt(d_k))
-    out = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p)
+    # softmax(Q K^T / sqrt(d_k)) V in one fused kernel
+    # (the scale defaults to 1/sqrt(d_k))
+    out = F.scaled_dot_product_attention(
+        query, key, value, attn_mask=mask, dropout_p=dropout_p
+    )
     if mask is not None:
         # a query with no allowed key -> zero output, whatever the backend does
         out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)

@@ -40,7 +40,8 @@ def causal_mask(
 def target_mask(
     tgt: Tensor,  # decoder input token ids, integer tensor of shape (batch, seq)
     pad: int,  # id of the padding token
-) -> Tensor:  # bool (batch, seq, seq): True where key j <= query i and key j is not padding
+    # bool (batch, seq, seq): True where key j <= query i and key j is not padding
+) -> Tensor:
     "Decoder self-attention mask: the padding mask AND the causal mask."
     check_token_ids(tgt, "tgt", batch=True)
     # (batch, 1, seq) & (1, seq, seq) -> (batch, seq, seq)

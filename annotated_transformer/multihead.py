@@ -18,68 +18,83 @@ from .attention import attention, check_mask, fused_attention
 __all__ = ['MultiHeadAttention', 'keep_attention_weights']
 
 # %% ../nbs/03_multihead.ipynb #f995504b
+def _check_heads(h: int, d_model: int, d_k: int | None) -> None:
+    "Refuse head counts and widths that cannot split d_model."
+    if h < 1:
+        raise ValueError(f"h must be a positive number of heads, got h={h}")
+    if d_model % h != 0:
+        raise ValueError(f"d_model={d_model} is not divisible by h={h}")
+    if d_k is not None and (isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1):
+        raise ValueError(f"d_k must be a positive integer or None, got {d_k!r}")
+
+# %% ../nbs/03_multihead.ipynb #56c8fb23
 class MultiHeadAttention(nn.Module):
-    "Multi-head attention (§3.2.2): h scaled dot-product attentions on learned projections, concatenated."
+    "Multi-head attention (§3.2.2): h attentions on learned projections, concatenated."
 
     def __init__(
         self,
         h: int,  # number of heads
         d_model: int,  # width of the inputs and the output; d_v = d_model // h
-        dropout: float = 0.1,  # dropout on the attention weights (Harvard/PyTorch convention, not in the paper)
+        dropout: float = 0.1,  # on the attention weights (Harvard, PyTorch; not the paper)
         bias: bool = True,  # biases in the four projections (the paper's formula has none)
-        d_k: int | None = None,  # width of each head's queries and keys; None: d_model // h (Table 3 row B varies it)
-        rotate: Callable[[Tensor, Tensor], Tensor] | None = None,  # (x, positions) -> x turned by position: RoPE,
-                                                                  # chapter 04 (self-attention only)
+        d_k: int | None = None,  # query/key width per head; None: d_model // h (Table 3, B)
+        rotate: Callable[[Tensor, Tensor], Tensor] | None = None,  # RoPE (chapter 04)
     ):
         super().__init__()
-        if h < 1:
-            raise ValueError(f"h must be a positive number of heads, got h={h}")
-        if d_model % h != 0:
-            raise ValueError(f"d_model={d_model} is not divisible by h={h}")
-        if d_k is not None and (isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1):
-            raise ValueError(f"d_k must be a positive integer or None, got {d_k!r}")
+        _check_heads(h, d_model, d_k)
         self.h, self.d_model = h, d_model
-        # d_v = d_model / h, so that the h heads concatenate to d_model; d_k = d_v unless given (row B of Table 3)
+        # d_v = d_model / h: the h heads concatenate to d_model; d_k = d_v unless given
         self.d_v = d_model // h
         self.d_k = self.d_v if d_k is None else d_k
-        self.rotate = rotate
-        # W^Q, W^K, W^V for all heads at once (head i owns output features i*d_k ... (i+1)*d_k - 1), and W^O
+        self.rotate = rotate  # (x, positions) -> x turned by position (self-attention only)
+        # W^Q, W^K, W^V of all heads at once (head i owns features i*d_k ... (i+1)*d_k - 1)
         self.w_q = nn.Linear(d_model, h * self.d_k, bias=bias)
         self.w_k = nn.Linear(d_model, h * self.d_k, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
-        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)  # W^O
         self.dropout = nn.Dropout(dropout)
         self.keep_weights: bool = False  # True: explicit path, weights kept in self.attn
         self.attn: Tensor | None = None
 
-    @property
-    def dropout_p(self) -> float:
-        "Dropout probability on the attention weights (the same number for both paths)."
-        return self.dropout.p
+# %% ../nbs/03_multihead.ipynb #e134a252
+def _get_dropout_p(self: MultiHeadAttention) -> float:
+    return self.dropout.p
 
-    @dropout_p.setter
-    def dropout_p(self, p: float) -> None:
-        self.dropout.p = p
+
+def _set_dropout_p(self: MultiHeadAttention, p: float) -> None:
+    self.dropout.p = p
+
+
+# one number for both paths: nn.Dropout on the explicit one, dropout_p on the fused one
+MultiHeadAttention.dropout_p = property(
+    _get_dropout_p, _set_dropout_p,
+    doc="Dropout probability on the attention weights (the same number for both paths).")
 
 # %% ../nbs/03_multihead.ipynb #fcd213c8
 @patch
-def _check_inputs(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor) -> None:
+def _check_inputs(
+    self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor
+) -> None:
     for name, t in [("query", query), ("key", key), ("value", value)]:
         if t.dim() != 3:
-            raise ValueError(f"{name} must be 3-D (batch, seq, d_model), got shape {tuple(t.shape)}")
+            raise ValueError(f"{name} must be 3-D (batch, seq, d_model), "
+                             f"got shape {tuple(t.shape)}")
         if t.size(-1) != self.d_model:
-            raise ValueError(f"{name} has last dimension {t.size(-1)}, expected d_model={self.d_model}")
+            raise ValueError(f"{name} has last dimension {t.size(-1)}, "
+                             f"expected d_model={self.d_model}")
     if not query.size(0) == key.size(0) == value.size(0):
         raise ValueError(f"query, key and value must have the same batch size, "
                          f"got {query.size(0)}, {key.size(0)} and {value.size(0)}")
     if key.size(1) != value.size(1):
-        raise ValueError(f"key and value must have the same length, got {key.size(1)} and {value.size(1)}")
+        raise ValueError(f"key and value must have the same length, "
+                         f"got {key.size(1)} and {value.size(1)}")
 
 
 # %% ../nbs/03_multihead.ipynb #f3094df0
 @patch
 def split_heads(self: MultiHeadAttention, x: Tensor, width: int) -> Tensor:
-    "(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width): the heads become a batch dimension."
+    ("(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width): "
+     "the heads become a batch dimension.")
     return x.view(x.size(0), x.size(1), self.h, width).transpose(1, 2)
 
 @patch
@@ -87,50 +102,75 @@ def queries(self: MultiHeadAttention, query: Tensor, start: int = 0) -> Tensor:
     "Q W_i^Q for every head i: (b, n, d_model) -> (b, h, n, d_k)."
     n = query.size(1)
     q = self.split_heads(self.w_q(query), self.d_k)
-    return q if self.rotate is None else self.rotate(q, torch.arange(start, start + n, device=q.device))
+    return (
+        q
+        if self.rotate is None
+        else self.rotate(q, torch.arange(start, start + n, device=q.device))
+    )
 
+# %% ../nbs/03_multihead.ipynb #2152b927
 @patch
-def keys_values(self: MultiHeadAttention, key: Tensor, value: Tensor, start: int = 0) -> tuple[Tensor, Tensor]:
-    "K W_i^K and V W_i^V for every head i: (b, m, d_model) -> (b, h, m, d_k) and (b, h, m, d_v)."
+def keys_values(
+    self: MultiHeadAttention, key: Tensor, value: Tensor, start: int = 0
+) -> tuple[Tensor, Tensor]:
+    ("K W_i^K and V W_i^V for every head i: (b, m, d_model) -> (b, h, m, d_k) "
+     "and (b, h, m, d_v).")
     m = key.size(1)
-    k, v = self.split_heads(self.w_k(key), self.d_k), self.split_heads(self.w_v(value), self.d_v)
-    if self.rotate is not None:  # RoPE (chapter 04): keys turned by their positions, as the queries
+    k, v = (
+        self.split_heads(self.w_k(key), self.d_k),
+        self.split_heads(self.w_v(value), self.d_v),
+    )
+    # RoPE (chapter 04): keys turned by their positions, as the queries
+    if self.rotate is not None:
         k = self.rotate(k, torch.arange(start, start + m, device=k.device))
     return k, v
 
 @patch
-def heads(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, cache=None):
-    "Queries, keys and values of every head. Decoding (chapter 08) extends this method with a key/value cache."
+def heads(
+    self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, cache=None
+):
+    ("Queries, keys and values of every head. Decoding (chapter 08) extends this "
+     "method with a key/value cache.")
     if cache is not None:
-        raise TypeError("a key/value cache comes with decoding (chapter 08): import annotated_transformer.decoding")
+        raise TypeError("a key/value cache comes with decoding (chapter 08): "
+                        "import annotated_transformer.decoding")
     return self.queries(query), *self.keys_values(key, value)
 
 # %% ../nbs/03_multihead.ipynb #344410bc
+@patch
+def _head_mask(self: MultiHeadAttention, mask, b: int, n: int, m: int) -> Tensor | None:
+    "`mask` checked against the scores (b, h, n, m), with a head axis; None stays None."
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor) and mask.dim() == 3:
+        check_mask(mask, (b, n, m))
+        mask = mask.unsqueeze(1)  # (b, 1|n, m) -> (b, 1, 1|n, m): alike for every head
+    check_mask(mask, (b, self.h, n, m))
+    return mask
+
+# %% ../nbs/03_multihead.ipynb #b83a1be1
 @patch
 def forward(
     self: MultiHeadAttention,
     query: Tensor,  # (batch, n_queries, d_model): the sequence that asks
     key: Tensor,  # (batch, n_keys, d_model): the sequence that is looked at
-    value: Tensor,  # (batch, n_keys, d_model): what is returned (usually the same tensor as `key`)
-    mask: Tensor | None = None,  # bool, True = may attend: (batch, 1|n_queries, n_keys), (n_queries, n_keys) or (batch, h|1, n_queries, n_keys)
-    cache=None,  # decoding (chapter 08): keys and values kept from earlier calls; n_keys counts them
+    value: Tensor,  # (batch, n_keys, d_model): what is returned (usually `key` itself)
+    # bool, True = may attend: (batch, 1|n_queries, n_keys), (n_queries, n_keys)
+    # or (batch, h|1, n_queries, n_keys)
+    mask: Tensor | None = None,
+    cache=None,  # decoding (chapter 08): keys and values kept from earlier calls
 ) -> Tensor:  # (batch, n_queries, d_model)
     self._check_inputs(query, key, value)
     b, n = query.size(0), query.size(1)
-    q, k, v = self.heads(query, key, value, cache)  # (b, h, n, d_k), (b, h, m, d_k), (b, h, m, d_v)
-    m = k.size(2)
-    if mask is not None:
-        if isinstance(mask, Tensor) and mask.dim() == 3:
-            check_mask(mask, (b, n, m))
-            mask = mask.unsqueeze(1)  # (batch, 1|n, m) -> (batch, 1, 1|n, m): the same for every head
-        check_mask(mask, (b, self.h, n, m))
+    q, k, v = self.heads(query, key, value, cache)  # (b,h,n,d_k), (b,h,m,d_k), (b,h,m,d_v)
+    mask = self._head_mask(mask, b, n, k.size(2))
     # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)
     if self.keep_weights:
         x, weights = attention(q, k, v, mask, dropout=self.dropout)
         self.attn = weights.detach()
     else:
-        x = fused_attention(q, k, v, mask, dropout_p=self.dropout.p if self.training else 0.0)
-        self.attn = None
+        p = self.dropout.p if self.training else 0.0
+        x, self.attn = fused_attention(q, k, v, mask, dropout_p=p), None
     # Concat(head_1, ..., head_h): (b, h, n, d_v) -> (b, n, h, d_v) -> (b, n, d_model)
     x = x.transpose(1, 2).reshape(b, n, self.d_model)
     # MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
@@ -139,9 +179,11 @@ def forward(
 # %% ../nbs/03_multihead.ipynb #4287e5ea
 @contextmanager
 def keep_attention_weights(
-    model: nn.Module,  # any module; every MultiHeadAttention inside it (itself included) keeps its weights
+    # any module; every MultiHeadAttention inside it (itself included) keeps its weights
+    model: nn.Module,
 ):
-    "Context manager: set `keep_weights=True` on every `MultiHeadAttention` in `model`; restore the flags on exit."
+    ("Context manager: set `keep_weights=True` on every `MultiHeadAttention` "
+     "in `model`; restore the flags on exit.")
     modules = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
     saved = [m.keep_weights for m in modules]
     for m in modules:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 
 import torch
+from fastcore.basics import patch
 from torch import Tensor, nn
 
-from .checks import check_int  # int arguments: a clear error for bool/float/too small
+# int arguments: a clear error for bool/float/too small
+from .checks import check_int
 
 # %% auto #0
 __all__ = ['sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding', 'apply_rotary', 'RotaryPositions']
@@ -20,8 +22,11 @@ def sinusoidal_encoding(
     max_positions: int,  # number of positions (rows): 0, 1, ..., max_positions - 1
     d_model: int,  # size of each encoding vector; must be even (sine/cosine pairs)
     *,
-    dtype: torch.dtype = torch.float32,  # dtype of the result (computed in float64, then cast)
-) -> Tensor:  # (max_positions, d_model): PE[pos, 2i] = sin(pos * w_i), PE[pos, 2i+1] = cos(pos * w_i)
+    # dtype of the result (computed in float64, then cast)
+    dtype: torch.dtype = torch.float32,
+    # (max_positions, d_model): PE[pos, 2i] = sin(pos * w_i),
+    # PE[pos, 2i+1] = cos(pos * w_i)
+) -> Tensor:
     "The sinusoidal positional encoding table of §3.5."
     max_positions = check_int(max_positions, "max_positions", minimum=1)
     d_model = check_int(d_model, "d_model", minimum=1)
@@ -29,8 +34,10 @@ def sinusoidal_encoding(
         raise ValueError(f"d_model must be even for sinusoidal encoding, got {d_model}")
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")
-    pos = torch.arange(max_positions, dtype=torch.float64).unsqueeze(1)  # (max_positions, 1)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model/2,): 0, 2, 4, ...
+    # (max_positions, 1)
+    pos = torch.arange(max_positions, dtype=torch.float64).unsqueeze(1)
+    # (d_model/2,): 0, 2, 4, ...
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
     # w_i = 1 / 10000^(2i/d_model) = exp(-ln(10000) * 2i/d_model)
     omega = torch.exp(two_i * (-math.log(10000.0) / d_model))
     angle = pos * omega  # (max_positions, d_model/2): pos * w_i
@@ -47,17 +54,22 @@ def _check_input(x, d_model: int, max_positions: int, offset) -> int:
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor (embeddings, not token ids), got {x.dtype}")
+        raise TypeError("x must be a floating-point tensor "
+                        f"(embeddings, not token ids), got {x.dtype}")
     if x.dim() != 3:
-        raise ValueError(f"x must be (batch, seq, d_model), got shape {tuple(x.shape)}")
+        raise ValueError("x must be (batch, seq, d_model), "
+                         f"got shape {tuple(x.shape)}")
     if x.size(-1) != d_model:
-        raise ValueError(f"x has last dimension {x.size(-1)}, expected d_model={d_model}")
+        raise ValueError(f"x has last dimension {x.size(-1)}, "
+                         f"expected d_model={d_model}")
     offset = check_int(offset, "offset", minimum=0)
     seq = x.size(1)
     if offset + seq > max_positions:
         if offset == 0:
-            raise ValueError(f"sequence length {seq} exceeds the positional table's max_positions={max_positions}")
-        raise ValueError(f"positions {offset}..{offset + seq - 1} (offset {offset} + sequence length {seq}) "
+            raise ValueError(f"sequence length {seq} exceeds the positional table's "
+                             f"max_positions={max_positions}")
+        raise ValueError(f"positions {offset}..{offset + seq - 1} "
+                         f"(offset {offset} + sequence length {seq}) "
                          f"exceed the positional table's max_positions={max_positions}")
     return seq
 
@@ -68,32 +80,44 @@ class PositionalEncoding(nn.Module):
     def __init__(
         self,
         d_model: int,  # embedding size; must be even
-        dropout: float = 0.1,  # dropout on the sum, P_drop = 0.1 in the base model (§5.4)
+        # dropout on the sum, P_drop = 0.1 in the base model (§5.4)
+        dropout: float = 0.1,
         max_positions: int = 5000,  # longest sequence the table covers
     ):
         super().__init__()
-        self.d_model, self.max_positions = check_int(d_model, "d_model", minimum=1), check_int(max_positions, "max_positions", minimum=1)
+        self.d_model, self.max_positions = (
+            check_int(d_model, "d_model", minimum=1),
+            check_int(max_positions, "max_positions", minimum=1),
+        )
         self.dropout = nn.Dropout(dropout)
-        # (1, max_positions, d_model); not saved in state_dict: it is a function of (max_positions, d_model).
-        # In the default dtype, as nn.Linear's weights: a model built under float64 gets a float64 table.
-        pe = sinusoidal_encoding(max_positions, d_model, dtype=torch.get_default_dtype())
+        # (1, max_positions, d_model); not saved in state_dict: it is a function
+        # of (max_positions, d_model).
+        # In the default dtype, as nn.Linear's weights: a model built under float64
+        # gets a float64 table.
+        pe = sinusoidal_encoding(
+            max_positions, d_model, dtype=torch.get_default_dtype()
+        )
         self.register_buffer("pe", pe.unsqueeze(0), persistent=False)
 
-    def forward(
-        self,
-        x: Tensor,  # embeddings (batch, seq, d_model)
-        offset: int = 0,  # position of x[:, 0] (for step-by-step decoding)
-    ) -> Tensor:  # dropout(x + PE[offset : offset + seq]), (batch, seq, d_model)
-        seq = _check_input(x, self.d_model, self.max_positions, offset)
-        # x + PE(pos), the same vectors for every sentence in the batch
-        return self.dropout(x + self.pe[:, offset : offset + seq].to(x.dtype))
+# %% ../nbs/04_positional.ipynb #0a86ec23
+@patch
+def forward(
+    self: PositionalEncoding,
+    x: Tensor,  # embeddings (batch, seq, d_model)
+    offset: int = 0,  # position of x[:, 0] (for step-by-step decoding)
+) -> Tensor:  # dropout(x + PE[offset : offset + seq]), (batch, seq, d_model)
+    seq = _check_input(x, self.d_model, self.max_positions, offset)
+    # x + PE(pos), the same vectors for every sentence in the batch
+    return self.dropout(x + self.pe[:, offset : offset + seq].to(x.dtype))
 
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, max_positions={self.max_positions}"
+@patch
+def extra_repr(self: PositionalEncoding) -> str:
+    return f"d_model={self.d_model}, max_positions={self.max_positions}"
 
 # %% ../nbs/04_positional.ipynb #661aa590
 class LearnedPositionalEncoding(nn.Module):
-    "Add a learned position embedding (the §3.5 alternative, Table 3 row (E)) to x, then dropout."
+    ("Add a learned position embedding (the §3.5 alternative, Table 3 row (E)) to x, "
+     "then dropout.")
 
     def __init__(
         self,
@@ -102,8 +126,12 @@ class LearnedPositionalEncoding(nn.Module):
         max_positions: int = 5000,  # number of positions with a learned vector
     ):
         super().__init__()
-        self.d_model, self.max_positions = check_int(d_model, "d_model", minimum=1), check_int(max_positions, "max_positions", minimum=1)
-        self.embedding = nn.Embedding(max_positions, d_model)  # row p = the vector of position p
+        self.d_model, self.max_positions = (
+            check_int(d_model, "d_model", minimum=1),
+            check_int(max_positions, "max_positions", minimum=1),
+        )
+        # row p = the vector of position p
+        self.embedding = nn.Embedding(max_positions, d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(
@@ -122,26 +150,36 @@ def apply_rotary(
     positions: Tensor,  # (seq,) the position of each row (an integer tensor)
     base: float = 10000.0,  # theta_i = base^(-2i/dim), the frequencies of §3.5
 ) -> Tensor:  # x with pair i of every row at position m rotated by m * theta_i (RoPE)
-    "Rotate each pair $(x_{2i}, x_{2i+1})$ of the last dimension by the angle $m\\theta_i$ (Su et al., 2021)."
+    ("Rotate each pair $(x_{2i}, x_{2i+1})$ of the last dimension by the angle "
+     "$m\\theta_i$ (Su et al., 2021).")
     dim = x.size(-1)
     if dim % 2:
         raise ValueError(f"rotary positions need an even width, got {dim}")
-    theta = base ** (-torch.arange(0, dim, 2, device=x.device, dtype=torch.float64) / dim)  # (dim/2,)
-    angle = positions.to(torch.float64)[:, None] * theta  # (seq, dim/2), in float64 as the sinusoids
+    theta = base ** (
+        -torch.arange(0, dim, 2, device=x.device, dtype=torch.float64) / dim
+    )  # (dim/2,)
+    # (seq, dim/2), in float64 as the sinusoids
+    angle = positions.to(torch.float64)[:, None] * theta
     cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
 
-
+# %% ../nbs/04_positional.ipynb #efcb815a
 class RotaryPositions(nn.Module):
-    "The positional module of a RoPE model: the attention rotates q and k, so nothing is added; dropout (§5.4) stays."
+    ("The positional module of a RoPE model: the attention rotates q and k, "
+     "so nothing is added; dropout (§5.4) stays.")
 
     def __init__(self, d_model: int, dropout: float = 0.1, max_positions: int = 5000):
         super().__init__()
-        self.d_model, self.max_positions = check_int(d_model, "d_model", minimum=1), check_int(max_positions, "max_positions", minimum=1)
+        self.d_model, self.max_positions = (
+            check_int(d_model, "d_model", minimum=1),
+            check_int(max_positions, "max_positions", minimum=1),
+        )
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:  # dropout(x), (batch, seq, d_model)
+    def forward(
+        self, x: Tensor, offset: int = 0
+    ) -> Tensor:  # dropout(x), (batch, seq, d_model)
         _check_input(x, self.d_model, self.max_positions, offset)
         return self.dropout(x)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+from fastcore.basics import patch
 from torch import Tensor, nn
 
 from .checks import check_int, check_probability  # chapter 00a
@@ -17,13 +18,16 @@ __all__ = ['AddAndNorm', 'PositionwiseFeedForward']
 
 # %% ../nbs/05_sublayers.ipynb #873289d6
 class AddAndNorm(nn.Module):
-    "Residual connection + dropout + LayerNorm around a sublayer: post-norm (paper) or pre-norm."
+    ("Residual connection + dropout + LayerNorm around a sublayer: post-norm (paper) "
+     "or pre-norm.")
 
-    def __init__(self,
-                 d_model: int,  # width of x and of the sublayer's output (512 in the paper)
-                 dropout: float = 0.1,  # P_drop on the sublayer's output, before the add (§5.4)
-                 norm_first: bool = False,  # False: LN(x + F(x)) (§3.1); True: x + F(LN(x))
-                 eps: float = 1e-5):  # added to the variance inside LayerNorm's square root
+    def __init__(
+        self,
+        d_model: int,  # width of x and of the sublayer's output (512 in the paper)
+        dropout: float = 0.1,  # P_drop on the sublayer's output, before the add (§5.4)
+        norm_first: bool = False,  # False: LN(x + F(x)) (§3.1); True: x + F(LN(x))
+        eps: float = 1e-5,  # added to the variance inside LayerNorm's square root
+    ):
         super().__init__()
         check_int(d_model, "d_model", minimum=1)
         check_probability(dropout)
@@ -31,29 +35,38 @@ class AddAndNorm(nn.Module):
         self.norm = nn.LayerNorm(d_model, eps=eps)
         self.dropout = nn.Dropout(dropout)
 
-    def _branch(self, x: Tensor, sublayer: Callable[[Tensor], Tensor], inp: Tensor) -> Tensor:
-        "Dropout(sublayer(inp)), after checking that it can be added to `x`."
-        out = sublayer(inp)
-        if not isinstance(out, Tensor):
-            raise TypeError(f"sublayer must return a Tensor, got {type(out).__name__} (for "
-                            "nn.MultiheadAttention, which returns a tuple, use attn(x, x, x)[0])")
-        if out.shape != x.shape:
-            raise ValueError(f"sublayer output shape {tuple(out.shape)} does not match input "
-                             f"shape {tuple(x.shape)}: x + Sublayer(x) needs equal shapes")
-        return self.dropout(out)
+# %% ../nbs/05_sublayers.ipynb #6e772955
+@patch
+def _branch(
+    self: AddAndNorm, x: Tensor, sublayer: Callable[[Tensor], Tensor], inp: Tensor
+) -> Tensor:
+    "Dropout(sublayer(inp)), after checking that it can be added to `x`."
+    out = sublayer(inp)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"sublayer must return a Tensor, got {type(out).__name__} "
+                        "(for nn.MultiheadAttention, which returns a tuple, "
+                        "use attn(x, x, x)[0])")
+    if out.shape != x.shape:
+        raise ValueError(f"sublayer output shape {tuple(out.shape)} does not match "
+                         f"input shape {tuple(x.shape)}: "
+                         "x + Sublayer(x) needs equal shapes")
+    return self.dropout(out)
 
-    def forward(self,
-                x: Tensor,                              # (batch, seq, d_model)
-                sublayer: Callable[[Tensor], Tensor],   # F: (batch, seq, d_model) -> same
-                ) -> Tensor:                            # (batch, seq, d_model)
-        if self.norm_first:
-            # x + Dropout(Sublayer(LayerNorm(x)))
-            return x + self._branch(x, sublayer, self.norm(x))
-        # LayerNorm(x + Dropout(Sublayer(x)))
-        return self.norm(x + self._branch(x, sublayer, x))
+# %% ../nbs/05_sublayers.ipynb #f02e69de
+@patch
+def forward(self: AddAndNorm,
+            x: Tensor,                              # (batch, seq, d_model)
+            sublayer: Callable[[Tensor], Tensor],   # F: (batch, seq, d_model) -> same
+            ) -> Tensor:                            # (batch, seq, d_model)
+    if self.norm_first:
+        # x + Dropout(Sublayer(LayerNorm(x)))
+        return x + self._branch(x, sublayer, self.norm(x))
+    # LayerNorm(x + Dropout(Sublayer(x)))
+    return self.norm(x + self._branch(x, sublayer, x))
 
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, norm_first={self.norm_first}"
+@patch
+def extra_repr(self: AddAndNorm) -> str:
+    return f"d_model={self.d_model}, norm_first={self.norm_first}"
 
 # %% ../nbs/05_sublayers.ipynb #5784dd8a
 class PositionwiseFeedForward(nn.Module):
@@ -62,15 +75,19 @@ class PositionwiseFeedForward(nn.Module):
     def __init__(self,
                  d_model: int,  # input and output width (512 in the paper)
                  d_ff: int,  # inner width (2048 in the paper)
-                 dropout: float = 0.1):  # on the hidden ReLU activations (as PyTorch; not in the paper)
+                 # on the hidden ReLU activations (as PyTorch; not in the paper)
+                 dropout: float = 0.1):
         super().__init__()
         check_int(d_model, "d_model", minimum=1)
         check_int(d_ff, "d_ff", minimum=1)
         check_probability(dropout)
-        self.w_1 = nn.Linear(d_model, d_ff)  # weight (d_ff, d_model) = W_1 transposed, bias b_1
-        self.w_2 = nn.Linear(d_ff, d_model)  # weight (d_model, d_ff) = W_2 transposed, bias b_2
+        # weight (d_ff, d_model) = W_1 transposed, bias b_1
+        self.w_1 = nn.Linear(d_model, d_ff)
+        # weight (d_model, d_ff) = W_2 transposed, bias b_2
+        self.w_2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:  # (..., d_model) -> (..., d_model)
-        # max(0, x W_1 + b_1) W_2 + b_2   (with dropout on the hidden layer while training)
+        # max(0, x W_1 + b_1) W_2 + b_2
+        # (with dropout on the hidden layer while training)
         return self.w_2(self.dropout(torch.relu(self.w_1(x))))

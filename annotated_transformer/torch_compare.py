@@ -14,6 +14,7 @@ from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
 
 from .multihead import keep_attention_weights
+from .compat import upgrade_model_config
 from .model import (POSITIONAL_ENCODINGS, register_arch, tie_embeddings, Embeddings, EncoderDecoder, Generator,
                                          TransformerConfig, init_weights, make_model_from_config)
 
@@ -140,7 +141,9 @@ def training_flops(
     tgt_len: float,  # average target sentence length (t̄)
 ) -> float:
     "nanoGPT-style estimate of the FLOPs of one training step (forward + backward) of the encoder-decoder."
-    c = model_config if isinstance(model_config, TransformerConfig) else TransformerConfig.from_dict(model_config)
+    c = model_config
+    if not isinstance(c, TransformerConfig):  # a saved dict, perhaps with old names (appendix 09d)
+        c = TransformerConfig.from_dict(upgrade_model_config(c))
     d, N, d_ff, V = c.d_model, c.N, c.d_ff, c.tgt_vocab
     # weights applied to every source position: the encoder layers, and each decoder layer's cross-attention
     # W^K, W^V (they project the encoder's output); to every target position: the rest of the decoder

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 from fastcore.basics import patch
 
+from .compat import upgrade_train_config
 from .model import ARCHS, TransformerConfig
 
 # %% auto #0
@@ -164,49 +165,24 @@ def validate(self: TrainConfig) -> TrainConfig:
     return self
 
 # %% ../nbs/07a_config.ipynb #6d7abd81
-# settings saved before TrainConfig held a TransformerConfig: flat names -> model fields
-_FLAT_MODEL_KEYS = {"layers": "N", "heads": "h", "d_model": "d_model", "d_ff": "d_ff", "dropout": "dropout",
-                    "share_embeddings": "share_embeddings", "norm_first": "norm_first", "max_len": "max_positions"}
-# the copy task's settings, saved before they became its data options: old key -> option
-_COPY_KEYS = {"copy_vocab": "vocab", "copy_len": "max_length", "copy_train_size": "train_size", "copy_dev_size": "dev_size"}
-
-
 @patch(cls_method=True)
 def from_dict(cls: TrainConfig, values: dict, source: str = "config") -> TrainConfig:
     "A validated config from a dict; unknown keys are errors (with a suggestion). The model's settings go under 'model'."
-    values = dict(values)
-    old_copy = {key: values.pop(key) for key in _COPY_KEYS if key in values}  # settings saved before data options
-    if values.get("data", "copy") == "copy":
-        values["data_options"] = {**{_COPY_KEYS[k]: v for k, v in old_copy.items()}, **values.get("data_options", {})}
+    values = upgrade_train_config(values, source)  # names saved by earlier releases (appendix 09d)
     model = values.pop("model", {})
     if not isinstance(model, dict):
         raise ValueError(f"model in {source} must be an object of TransformerConfig fields, got {model!r}")
-    model = dict(model)
-    for old, new in _FLAT_MODEL_KEYS.items():
-        if old in values:
-            value = values.pop(old)
-            if new in model and model[new] != value:
-                raise ValueError(f"{old}={value!r} and model.{new}={model[new]!r} in {source} disagree: set model.{new} "
-                                 f"({old} is its name in settings saved before TrainConfig held the model)")
-            model[new] = value
     for key in VOCAB_FIELDS:
         if key in model:
             raise ValueError(f"model.{key} in {source}: the vocabulary sizes come from the data; leave it out")
     names = [f.name for f in dataclasses.fields(cls)]
+    model_names = [f.name for f in dataclasses.fields(TransformerConfig)]
     for key in values:
         if key not in names:
-            close = difflib.get_close_matches(key, names + list(_FLAT_MODEL_KEYS), n=1)
+            close = difflib.get_close_matches(key, names + model_names, n=1)
             raise ValueError(f"unknown key {key!r} in {source}" + (f"; did you mean {close[0]!r}?" if close else ""))
     try:
         model = TransformerConfig.from_dict({**cls().model.to_dict(), **model}, source=f"the model settings of {source}")
     except TypeError as e:  # e.g. share_embeddings given as a string
         raise ValueError(f"model in {source}: {e}") from None
     return cls(model=model, **values).validate()
-
-@patch
-def to_dict(self: TrainConfig) -> dict:
-    "The settings as a plain dict (what config.json and checkpoints store); the model without its vocabulary sizes."
-    values = dataclasses.asdict(self)
-    for key in VOCAB_FIELDS:
-        del values["model"][key]
-    return values

@@ -1,0 +1,108 @@
+"""The learner's short path: the introduction and the first part of `_toc.yml`, *The Transformer*.
+
+On that path the code fits the page (at most 88 characters a line, 30 lines a cell; the rest of the book at most 100
+characters a line), the whole model appears early (chapter 00b, within the first 1,000 displayed lines of code), and
+the text carries no development history: no back-compatibility tables, no trial stories, no commit hashes, no lint
+pragmas. A cell is displayed unless it is hidden (`#| hide`) or shows only its output (`#| echo: false`); folded
+cells are displayed. `#|` lines are directives, not code."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from test_prose import COMMIT_HASH, findings
+
+REPO = Path(__file__).resolve().parents[1]
+TOC = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+TEACHING = [TOC["root"]] + [c["file"] for c in TOC["parts"][0]["chapters"]]
+ELSEWHERE = [c["file"] for p in TOC["parts"][1:] for c in p["chapters"] if (REPO / f"{c['file']}.ipynb").exists()]
+HIDDEN = re.compile(r"^#\|\s*(hide|echo:\s*false)\s*$", re.M)
+
+
+def cells(chapter: str) -> list[dict]:
+    return json.loads((REPO / f"{chapter}.ipynb").read_text(encoding="utf-8"))["cells"]
+
+
+def displayed(cell: dict) -> list[str] | None:
+    "The code lines a reader sees (None for markdown and hidden cells)."
+    source = "".join(cell["source"])
+    if cell["cell_type"] != "code" or HIDDEN.search(source):
+        return None
+    return [line for line in source.split("\n") if not line.startswith("#|")]
+
+
+def long_lines(chapters: list[str], width: int) -> list[str]:
+    return [f"{ch} cell {i}: {len(line)} characters: {line[:50]}..."
+            for ch in chapters for i, cell in enumerate(cells(ch))
+            for line in displayed(cell) or [] if len(line) > width]
+
+
+def test_the_first_part_is_the_short_path():
+    assert TOC["parts"][0]["caption"].startswith("The Transformer")
+    assert TEACHING[1] == "nbs/00b_one_page" and TEACHING[-1] == "nbs/08_decoding"
+    intro = "".join("".join(c["source"]) for c in cells(TOC["root"]) if c["cell_type"] == "markdown")
+    assert "**The short path**" in intro
+
+
+def test_teaching_code_lines_fit_88_characters():
+    too_long = long_lines(TEACHING, 88)
+    assert not too_long, f"{len(too_long)} lines:\n" + "\n".join(too_long)
+
+
+def test_code_lines_elsewhere_fit_100_characters():
+    too_long = long_lines(ELSEWHERE, 100)
+    assert not too_long, f"{len(too_long)} lines:\n" + "\n".join(too_long)
+
+
+def test_teaching_cells_have_at_most_30_lines():
+    big = [f"{ch} cell {i}: {len(lines)} lines" for ch in TEACHING for i, cell in enumerate(cells(ch))
+           if (lines := displayed(cell)) is not None and len(lines) > 30]
+    assert not big, "\n".join(big)
+
+
+def test_the_whole_model_comes_within_1000_lines():
+    seen = 0
+    for chapter in TEACHING:
+        for cell in cells(chapter):
+            lines = displayed(cell) or []
+            if chapter == "nbs/00b_one_page" and any(line.startswith("def make_model(") for line in lines):
+                assert seen + len(lines) <= 1000, seen
+                return
+            seen += len(lines)
+    pytest.fail("chapter 00b's make_model was not found")
+
+
+HISTORY = [  # (what, pattern) that has no place in the teaching text
+    ("a back-compatibility table", re.compile(r"_RENAMED|\bold (?:names?|keys?|flags?|checkpoints?)\b", re.I)),
+    ("a trial story", re.compile(r"\bour first\b|\bin our trials\b|\bwe tried\b|\bearlier versions?\b", re.I)),
+    ("a lint pragma", re.compile(r"#\s*noqa\b|#\s*type:\s*ignore\b|#\s*pragma\b")),
+]
+
+
+@pytest.mark.parametrize("chapter", TEACHING, ids=lambda c: Path(c).name)
+def test_teaching_text_has_no_history(chapter):
+    found = []
+    for i, cell in enumerate(cells(chapter)):
+        source = "".join(cell["source"])
+        texts = [source] if cell["cell_type"] == "markdown" or displayed(cell) is not None else []
+        for out in cell.get("outputs", []):  # what a reader sees printed, hidden cells included
+            texts.append("".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", "")))
+        for text in texts:
+            found += [f"cell {i}: {what}: {m.group(0)!r}" for what, rx in HISTORY for m in rx.finditer(text)]
+            found += [f"cell {i}: {name}: {phrase}" for name, phrase in findings(text, rules=[COMMIT_HASH])]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("sentence,caught", [
+    ("_RENAMED = {'max_len': 'max_positions'}", True),
+    ("tables made our first models ignore their source", True),
+    ("x = lambda n: n  # noqa: E731", True),
+    ("commit 29e0500, 2026-11-26", True),
+    ("the earlier positions' keys and values", False),
+    ("Harvard's notebook {cite:p}`rush2018annotated`", False),
+])
+def test_the_history_rules_catch_what_they_should(sentence, caught):
+    hits = [rx.search(sentence) for _, rx in HISTORY] + [bool(findings(sentence, rules=[COMMIT_HASH]))]
+    assert any(hits) == caught
