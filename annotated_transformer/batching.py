@@ -23,17 +23,22 @@ __all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Bat
            'DataBundle', 'register_data', 'get_data_builder']
 
 # %% ../nbs/06b_batches.ipynb #7244fa90
-PAD, BOS, EOS, UNK = 0, 1, 2, 3  # UNK: chapter 09a2's tokenizer, for a piece it cannot spell
+# UNK: chapter 09a2's tokenizer, for a piece it cannot spell
+PAD, BOS, EOS, UNK = 0, 1, 2, 3
 
 # %% ../nbs/06b_batches.ipynb #06fac3e1
 @dataclass
 class Batch:
-    "A padded batch of sentence pairs, ready for `EncoderDecoder` (all tensors batch-first)."
+    ("A padded batch of sentence pairs, ready for `EncoderDecoder` "
+     "(all tensors batch-first).")
     src: Tensor  # (batch, src_len) source ids + EOS, then PAD
-    tgt_in: Tensor  # (batch, tgt_len) decoder input: BOS + target ids, then PAD ("shifted right")
+    # (batch, tgt_len) decoder input: BOS + target ids, then PAD ("shifted right")
+    tgt_in: Tensor
     tgt_out: Tensor  # (batch, tgt_len) labels: target ids + EOS, then PAD
-    src_mask: Tensor  # (batch, 1, src_len) bool, True = real source token (may be attended to)
-    tgt_mask: Tensor  # (batch, tgt_len, tgt_len) bool, True = may attend (padding & causal)
+    # (batch, 1, src_len) bool, True = real source token (may be attended to)
+    src_mask: Tensor
+    # (batch, tgt_len, tgt_len) bool, True = may attend (padding & causal)
+    tgt_mask: Tensor
     ntokens: int  # number of non-PAD labels in tgt_out: the loss is averaged over these
     src_ntokens: int  # number of non-PAD source tokens (for throughput)
 
@@ -42,71 +47,109 @@ class Batch:
     def to(self, device, non_blocking: bool = False) -> Batch:
         "The same batch with every tensor moved to `device`."
         move = lambda t: t.to(device, non_blocking=non_blocking)
-        return dataclasses.replace(self, src=move(self.src), tgt_in=move(self.tgt_in), tgt_out=move(self.tgt_out),
-                                   src_mask=move(self.src_mask), tgt_mask=move(self.tgt_mask))
+        return dataclasses.replace(
+            self,
+            src=move(self.src),
+            tgt_in=move(self.tgt_in),
+            tgt_out=move(self.tgt_out),
+            src_mask=move(self.src_mask),
+            tgt_mask=move(self.tgt_mask),
+        )
 
-
+# %% ../nbs/06b_batches.ipynb #efe937a3
 def make_batch(
-    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids), without special tokens
+    # (source ids, target ids), without special tokens
+    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
     pad: int = PAD,  # padding id
     bos: int = BOS,  # beginning-of-sentence id (first decoder input)
     eos: int = EOS,  # end-of-sentence id (ends every source and every label sequence)
-    pad_to_multiple: int = 1,  # round both padded lengths up to a multiple of this (fewer shapes for torch.compile)
+    # round both padded lengths up to a multiple of this
+    # (fewer shapes for torch.compile)
+    pad_to_multiple: int = 1,
 ) -> Batch:
-    "Pad `pairs` into a `Batch`: `src` = ids+EOS, `tgt_in` = BOS+ids, `tgt_out` = ids+EOS, plus masks."
+    ("Pad `pairs` into a `Batch`: `src` = ids+EOS, `tgt_in` = BOS+ids, "
+     "`tgt_out` = ids+EOS, plus masks.")
     if len(pairs) == 0:
         raise ValueError("make_batch needs at least one sentence pair")
     check_special_ids(pad, bos, eos)
     m = check_int(pad_to_multiple, "pad_to_multiple", minimum=1)
     S = -(-(1 + max(len(s) for s, _ in pairs)) // m) * m  # ceil to a multiple of m
     T = -(-(1 + max(len(t) for _, t in pairs)) // m) * m
-    src = torch.tensor([[*s, eos] + [pad] * (S - 1 - len(s)) for s, _ in pairs], dtype=torch.long)
-    tgt_in = torch.tensor([[bos, *t] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long)
-    tgt_out = torch.tensor([[*t, eos] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long)
+    src = torch.tensor(
+        [[*s, eos] + [pad] * (S - 1 - len(s)) for s, _ in pairs], dtype=torch.long
+    )
+    tgt_in = torch.tensor(
+        [[bos, *t] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long
+    )
+    tgt_out = torch.tensor(
+        [[*t, eos] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long
+    )
     n_src = torch.tensor([len(s) + 1 for s, _ in pairs])
     n_tgt = torch.tensor([len(t) + 1 for _, t in pairs])
     # a PAD id inside a sentence would be silently masked out: refuse it
     bad = ((src != pad).sum(1) != n_src) | ((tgt_out != pad).sum(1) != n_tgt)
     if bad.any():
-        raise ValueError(f"pair {int(bad.nonzero()[0])} contains the padding id {pad} inside a sentence")
+        raise ValueError(
+            f"pair {int(bad.nonzero()[0])} contains the padding id {pad} "
+            "inside a sentence"
+        )
     if (src < 0).any() or (tgt_out < 0).any():
         raise ValueError("token ids must be non-negative")
     return Batch(src, tgt_in, tgt_out, padding_mask(src, pad), target_mask(tgt_in, pad),
                  ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
 
 # %% ../nbs/06b_batches.ipynb #97891314
-SOURCE_ALLOWANCE = 4  # a batch's padded source may be up to this many times max_tokens (a guard on memory)
+# a batch's padded source may be up to this many times max_tokens (a guard on memory)
+SOURCE_ALLOWANCE = 4
 
 
 class TokenBatchSampler:
-    "Batches of pair indices grouped by length, each within a padded target-token budget; seeded, infinite, resumable."
+    ("Batches of pair indices grouped by length, each within a padded target-token "
+     "budget; seeded, infinite, resumable.")
 
     def __init__(
         self,
-        pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids) without special tokens
-        max_tokens: int,  # budget: pairs × longest target ≤ max_tokens (and pairs × longest source ≤ 4 max_tokens)
+        # (source ids, target ids) without special tokens
+        pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
+        # budget: pairs × longest target ≤ max_tokens
+        # (and pairs × longest source ≤ 4 max_tokens)
+        max_tokens: int,
         seed: int = 0,  # the plan of epoch e depends only on (seed, e)
         shuffle: bool = True,  # False: batches in length order (for evaluation)
-        num_shards: int = 1,  # DDP world size: every batch must hold at least this many pairs
-        rebatch: bool = True,  # True: cut the batches anew every epoch; False: cut once, reshuffle their order
+        # DDP world size: every batch must hold at least this many pairs
+        num_shards: int = 1,
+        # True: cut the batches anew every epoch; False: cut once, reshuffle their order
+        rebatch: bool = True,
     ):
         max_tokens = check_int(max_tokens, "max_tokens", 1)
         if len(pairs) == 0:
             raise ValueError("TokenBatchSampler needs at least one sentence pair")
-        self.max_tokens, self.seed, self.shuffle, self.num_shards = max_tokens, seed, shuffle, num_shards
+        self.max_tokens, self.seed = max_tokens, seed
+        self.shuffle, self.num_shards = shuffle, num_shards
         self.rebatch = rebatch
-        # lengths including the special token each side gets (EOS on the source, BOS/EOS on the target)
+        # lengths including the special token each side gets
+        # (EOS on the source, BOS/EOS on the target)
         self.src_lens = [len(s) + 1 for s, _ in pairs]
         self.tgt_lens = [len(t) + 1 for _, t in pairs]
         for i, (s, t) in enumerate(zip(self.src_lens, self.tgt_lens)):
             if t > max_tokens or s > SOURCE_ALLOWANCE * max_tokens:
-                side, n, cap = ("target", t, max_tokens) if t > max_tokens else ("source", s, SOURCE_ALLOWANCE * max_tokens)
-                raise ValueError(f"pair {i} has a {side} of {n} tokens (with EOS/BOS), more than the budget allows "
-                                 f"({cap} with max_tokens={max_tokens}): raise max_tokens or filter out long pairs")
-        self.epoch, self.position = 0, 0  # the next batch to yield is epoch_batches(epoch)[position]
+                side, n, cap = (
+                    ("target", t, max_tokens)
+                    if t > max_tokens
+                    else ("source", s, SOURCE_ALLOWANCE * max_tokens)
+                )
+                raise ValueError(
+                    f"pair {i} has a {side} of {n} tokens (with EOS/BOS), more than "
+                    f"the budget allows ({cap} with max_tokens={max_tokens}): "
+                    "raise max_tokens or filter out long pairs"
+                )
+        # the next batch to yield is epoch_batches(epoch)[position]
+        self.epoch, self.position = 0, 0
         self._cache: tuple[int, list[list[int]]] | None = None
-        self._first_cut: list[list[int]] | None = None  # epoch 0's batches in length order (rebatch=False)
-        self.epoch_batches(0)  # fail now, not mid-training, if the budget cannot be shared by num_shards ranks
+        # epoch 0's batches in length order (rebatch=False)
+        self._first_cut: list[list[int]] | None = None
+        # fail now, not mid-training, if the budget cannot be shared by num_shards ranks
+        self.epoch_batches(0)
 
 # %% ../nbs/06b_batches.ipynb #eb605728
 @patch
@@ -114,33 +157,40 @@ def epoch_batches(self: TokenBatchSampler, epoch: int) -> list[list[int]]:
     "The batches (lists of pair indices) of `epoch`, in the order they are used."
     if self._cache is not None and self._cache[0] == epoch:
         return self._cache[1]
-    rng = random.Random(f"TokenBatchSampler:{self.seed}:{epoch}")  # local: leaves the global RNG alone
+    # local: leaves the global RNG alone
+    rng = random.Random(f"TokenBatchSampler:{self.seed}:{epoch}")
     if epoch == 0 or self.rebatch or not self.shuffle:
         batches = self._cut(rng)
         if epoch == 0 and not self.rebatch:
-            self._first_cut = [list(idx) for idx in batches]  # what every later epoch reorders
+            # what every later epoch reorders
+            self._first_cut = [list(idx) for idx in batches]
     else:  # the same batches as epoch 0 (cut when __init__ planned it), in a new order
         batches = [list(idx) for idx in self._first_cut]
     if self.shuffle:
         rng.shuffle(batches)
     if self.num_shards > 1 and (small := min(map(len, batches))) < self.num_shards:
-        raise ValueError(f"a batch of {small} pairs cannot be shared by {self.num_shards} ranks: "
-                         f"raise max_tokens (now {self.max_tokens}) or filter out long pairs")
+        raise ValueError(
+            f"a batch of {small} pairs cannot be shared by {self.num_shards} ranks: "
+            f"raise max_tokens (now {self.max_tokens}) or filter out long pairs"
+        )
     self._cache = (epoch, batches)
     return batches
 
-
+# %% ../nbs/06b_batches.ipynb #ca329379
 @patch
 def _cut(self: TokenBatchSampler, rng: random.Random) -> list[list[int]]:
-    "Shuffle the pairs with `rng` (if `shuffle`), sort them by length, cut them under the budget; in length order."
+    ("Shuffle the pairs with `rng` (if `shuffle`), sort them by length, "
+     "cut them under the budget; in length order.")
     order = list(range(len(self.src_lens)))
     if self.shuffle:
         rng.shuffle(order)
-    order.sort(key=lambda i: (self.tgt_lens[i], self.src_lens[i]))  # stable: ties keep the random order
+    # stable: ties keep the random order
+    order.sort(key=lambda i: (self.tgt_lens[i], self.src_lens[i]))
     batches, current, longest_tgt, longest_src = [], [], 0, 0
     for i in order:
         t, s = max(longest_tgt, self.tgt_lens[i]), max(longest_src, self.src_lens[i])
-        # close the batch if its padded target (or, far longer, source) would exceed the budget
+        # close the batch if its padded target (or, far longer, source) would exceed
+        # the budget
         if current and not self._fits(len(current) + 1, t, s):
             batches.append(current)
             current, t, s = [], self.tgt_lens[i], self.src_lens[i]
@@ -150,23 +200,32 @@ def _cut(self: TokenBatchSampler, rng: random.Random) -> list[list[int]]:
     self._fill_last(batches)
     return batches
 
-
+# %% ../nbs/06b_batches.ipynb #824150f8
 @patch
-def _fits(self: TokenBatchSampler, pairs: int, longest_tgt: int, longest_src: int) -> bool:
-    "Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget (source: SOURCE_ALLOWANCE ×)."
+def _fits(
+    self: TokenBatchSampler, pairs: int, longest_tgt: int, longest_src: int
+) -> bool:
+    ("Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget "
+     "(source: SOURCE_ALLOWANCE ×).")
     return pairs * max(longest_tgt, longest_src / SOURCE_ALLOWANCE) <= self.max_tokens
 
 # %% ../nbs/06b_batches.ipynb #26500d86
 @patch
 def _fill_last(self: TokenBatchSampler, batches: list[list[int]]) -> None:
-    "With DDP, give the last (shortest) batch pairs of the one before, if it has fewer pairs than ranks."
+    ("With DDP, give the last (shortest) batch pairs of the one before, "
+     "if it has fewer pairs than ranks.")
     last, before = batches[-1], batches[-2] if len(batches) > 1 else []
     need = self.num_shards - len(last)
     if need <= 0 or len(before) - need < self.num_shards:
         return
-    moved = before[-need:]  # the longest pairs of `before`, still no longer than any in `last`
+    # the longest pairs of `before`, still no longer than any in `last`
+    moved = before[-need:]
     grown = moved + last
-    if self._fits(len(grown), max(self.tgt_lens[i] for i in grown), max(self.src_lens[i] for i in grown)):
+    if self._fits(
+        len(grown),
+        max(self.tgt_lens[i] for i in grown),
+        max(self.src_lens[i] for i in grown),
+    ):
         del before[-need:]
         last[:0] = moved
 
@@ -187,43 +246,59 @@ def __iter__(self: TokenBatchSampler) -> Iterator[list[int]]:
             yield batches[self.position - 1]
         self.epoch, self.position = self.epoch + 1, 0
 
-
+# %% ../nbs/06b_batches.ipynb #636e92df
 @patch
 def state_dict(self: TokenBatchSampler) -> dict:
-    return {"epoch": self.epoch, "position": self.position, "seed": self.seed,
-            "max_tokens": self.max_tokens, "num_pairs": len(self.src_lens), "rebatch": self.rebatch}
+    return {
+        "epoch": self.epoch,
+        "position": self.position,
+        "seed": self.seed,
+        "max_tokens": self.max_tokens,
+        "num_pairs": len(self.src_lens),
+        "rebatch": self.rebatch,
+    }
 
 
 @patch
 def load_state_dict(self: TokenBatchSampler, state: dict) -> None:
-    state = {"rebatch": True, **state}  # saved before the option existed: batches were cut anew every epoch
+    # saved before the option existed: batches were cut anew every epoch
+    state = {"rebatch": True, **state}
     for key in ("seed", "max_tokens", "num_pairs", "rebatch"):
         mine = self.state_dict()[key]
         if state[key] != mine:
-            raise ValueError(f"cannot resume: the checkpoint's sampler has {key}={state[key]}, this one has {mine}")
+            raise ValueError(
+                f"cannot resume: the checkpoint's sampler has {key}={state[key]}, "
+                f"this one has {mine}"
+            )
     self.epoch, self.position = int(state["epoch"]), int(state["position"])
 
 # %% ../nbs/06b_batches.ipynb #b1c227b4
 @dataclass
 class DataBundle:
-    "What a data builder returns: token-id pairs for training and evaluation, and the vocabulary facts."
-    train: Sequence[tuple[Sequence[int], Sequence[int]]]  # training pairs, no special tokens
+    ("What a data builder returns: token-id pairs for training and evaluation, "
+     "and the vocabulary facts.")
+    # training pairs, no special tokens
+    train: Sequence[tuple[Sequence[int], Sequence[int]]]
     dev: Sequence[tuple[Sequence[int], Sequence[int]]]  # held-out pairs (may be empty)
     src_vocab: int  # source vocabulary size (special ids included)
     tgt_vocab: int  # target vocabulary size
     pad: int = PAD
     bos: int = BOS
     eos: int = EOS
-    meta: dict = field(default_factory=dict)  # JSON-able facts for later use (e.g. a tokenizer file); saved in config.json
-    files: dict = field(default_factory=dict)  # file name -> bytes or str, written into the run directory (e.g. the tokenizer)
+    # JSON-able facts for later use (e.g. a tokenizer file); saved in config.json
+    meta: dict = field(default_factory=dict)
+    # file name -> bytes or str, written into the run directory (e.g. the tokenizer)
+    files: dict = field(default_factory=dict)
 
 # %% ../nbs/06b_batches.ipynb #a060e2c8
-DATA_BUILDERS: dict[str, Callable[[Any], DataBundle] | str] = {}  # --data NAME -> builder(train config)
+# --data NAME -> builder(train config)
+DATA_BUILDERS: dict[str, Callable[[Any], DataBundle] | str] = {}
 
 
 def register_data(
     name: str,  # the value of --data that selects it
-    builder: Callable[[Any], DataBundle] | str,  # a function, or "module:function" imported when used
+    # a function, or "module:function" imported when used
+    builder: Callable[[Any], DataBundle] | str,
 ) -> None:
     "Make a data builder available to `annotated-transformer train --data NAME`."
     DATA_BUILDERS[name] = builder
@@ -235,7 +310,10 @@ def get_data_builder(name: str) -> Callable[[Any], DataBundle]:
     if callable(spec):
         return spec
     if ":" not in spec:
-        raise ValueError(f"unknown data {name!r}: choose one of {sorted(DATA_BUILDERS)} or give MODULE:FUNCTION")
+        raise ValueError(
+            f"unknown data {name!r}: choose one of {sorted(DATA_BUILDERS)} "
+            "or give MODULE:FUNCTION"
+        )
     module, _, attr = spec.partition(":")
     try:
         builder = getattr(importlib.import_module(module), attr)

@@ -25,7 +25,9 @@ from torch import Tensor, nn
 from .attention import check_mask
 from .checks import check_int, check_probability, check_token_ids
 from .multihead import MultiHeadAttention
-from .positional import LearnedPositionalEncoding, PositionalEncoding, RotaryPositions, apply_rotary
+from .positional import LearnedPositionalEncoding
+from .positional import PositionalEncoding
+from .positional import RotaryPositions, apply_rotary
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 
 # %% ../nbs/06_model.ipynb #2d686a2e
@@ -38,70 +40,96 @@ class Embeddings(nn.Module):
         d_model: int,  # width of each embedding vector
     ):
         super().__init__()
-        self.lut = nn.Embedding(vocab, d_model)  # the look-up table; weight shape (vocab, d_model)
+        # the look-up table; weight shape (vocab, d_model)
+        self.lut = nn.Embedding(vocab, d_model)
         self.vocab, self.d_model = vocab, d_model
 
-    def forward(self, x: Tensor) -> Tensor:  # token ids (batch, seq) -> (batch, seq, d_model)
+    def forward(
+        self,
+        x: Tensor,  # token ids (batch, seq)
+    ) -> Tensor:  # (batch, seq, d_model)
         check_token_ids(x, vocab=self.vocab)
         # $\mathrm{Emb}(x) \cdot \sqrt{d_{model}}$
         return self.lut(x) * math.sqrt(self.d_model)
 
 # %% ../nbs/06_model.ipynb #fcdb0ade
 class EncoderLayer(nn.Module):
-    "One encoder layer (§3.1, Figure 1 left): self-attention and feed-forward, each in an `AddAndNorm`."
+    ("One encoder layer (§3.1, Figure 1 left): self-attention and feed-forward, "
+     "each in an `AddAndNorm`.")
 
     def __init__(
         self,
         d_model: int,  # width of the residual stream
         self_attn: MultiHeadAttention,  # multi-head self-attention (§3.2.2)
-        feed_forward: PositionwiseFeedForward,  # position-wise feed-forward network (§3.3)
-        dropout: float,  # dropout on each sub-layer's output, before the residual sum (§5.4)
-        norm_first: bool = False,  # False: the paper's post-norm; True: the pre-norm variant
+        # position-wise feed-forward network (§3.3)
+        feed_forward: PositionwiseFeedForward,
+        # dropout on each sub-layer's output, before the residual sum (§5.4)
+        dropout: float,
+        # False: the paper's post-norm; True: the pre-norm variant
+        norm_first: bool = False,
     ):
         super().__init__()
         self.self_attn, self.feed_forward = self_attn, feed_forward
-        self.sublayer = nn.ModuleList([AddAndNorm(d_model, dropout, norm_first) for _ in range(2)])
+        self.sublayer = nn.ModuleList(
+            [AddAndNorm(d_model, dropout, norm_first) for _ in range(2)]
+        )
         self.d_model, self.norm_first = d_model, norm_first
 
     def forward(
         self,
         x: Tensor,  # (batch, src_len, d_model)
-        mask: Tensor | None = None,  # bool, True = may attend: (batch, 1, src_len) for source padding
+        # bool, True = may attend: (batch, 1, src_len) for source padding
+        mask: Tensor | None = None,
     ) -> Tensor:  # (batch, src_len, d_model)
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))
         return self.sublayer[1](x, self.feed_forward)
 
 # %% ../nbs/06_model.ipynb #5f838c75
 class DecoderLayer(nn.Module):
-    "One decoder layer (§3.1, Figure 1 right): masked self-attention, cross-attention over `memory`, feed-forward."
+    ("One decoder layer (§3.1, Figure 1 right): masked self-attention, "
+     "cross-attention over `memory`, feed-forward.")
 
     def __init__(
         self,
         d_model: int,  # width of the residual stream
-        self_attn: MultiHeadAttention,  # masked multi-head self-attention over the target prefix
-        src_attn: MultiHeadAttention,  # encoder-decoder attention: queries from the decoder, keys/values from memory
-        feed_forward: PositionwiseFeedForward,  # position-wise feed-forward network (§3.3)
-        dropout: float,  # dropout on each sub-layer's output, before the residual sum (§5.4)
-        norm_first: bool = False,  # False: the paper's post-norm; True: the pre-norm variant
+        # masked multi-head self-attention over the target prefix
+        self_attn: MultiHeadAttention,
+        # encoder-decoder attention: queries from the decoder, keys/values from memory
+        src_attn: MultiHeadAttention,
+        # position-wise feed-forward network (§3.3)
+        feed_forward: PositionwiseFeedForward,
+        # dropout on each sub-layer's output, before the residual sum (§5.4)
+        dropout: float,
+        # False: the paper's post-norm; True: the pre-norm variant
+        norm_first: bool = False,
     ):
         super().__init__()
-        self.self_attn, self.src_attn, self.feed_forward = self_attn, src_attn, feed_forward
-        self.sublayer = nn.ModuleList([AddAndNorm(d_model, dropout, norm_first) for _ in range(3)])
+        self.self_attn, self.src_attn = self_attn, src_attn
+        self.feed_forward = feed_forward
+        self.sublayer = nn.ModuleList(
+            [AddAndNorm(d_model, dropout, norm_first) for _ in range(3)]
+        )
         self.d_model, self.norm_first = d_model, norm_first
 
-    def forward(
-        self,
-        x: Tensor,  # (batch, tgt_len, d_model)
-        memory: Tensor,  # encoder output (batch, src_len, d_model)
-        src_mask: Tensor | None = None,  # (batch, 1, src_len): which source positions are real tokens
-        tgt_mask: Tensor | None = None,  # (batch, tgt_len, tgt_len): padding and causal
-        cache: tuple | None = None,  # decoding (chapter 08): two KVCaches from `new_cache`, kept between steps
-    ) -> Tensor:  # (batch, tgt_len, d_model)
-        m = memory
-        self_cache, src_cache = (None, None) if cache is None else cache
-        x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, tgt_mask, cache=self_cache))
-        x = self.sublayer[1](x, lambda x: self.src_attn(x, m, m, src_mask, cache=src_cache))
-        return self.sublayer[2](x, self.feed_forward)
+# %% ../nbs/06_model.ipynb #10b9222f
+@patch
+def forward(
+    self: DecoderLayer,
+    x: Tensor,  # (batch, tgt_len, d_model)
+    memory: Tensor,  # encoder output (batch, src_len, d_model)
+    # (batch, 1, src_len): which source positions are real tokens
+    src_mask: Tensor | None = None,
+    tgt_mask: Tensor | None = None,  # (batch, tgt_len, tgt_len): padding and causal
+    # decoding (chapter 08): two KVCaches from `new_cache`, kept between steps
+    cache: tuple | None = None,
+) -> Tensor:  # (batch, tgt_len, d_model)
+    m = memory
+    self_cache, src_cache = (None, None) if cache is None else cache
+    x = self.sublayer[0](
+        x, lambda x: self.self_attn(x, x, x, tgt_mask, cache=self_cache)
+    )
+    x = self.sublayer[1](x, lambda x: self.src_attn(x, m, m, src_mask, cache=src_cache))
+    return self.sublayer[2](x, self.feed_forward)
 
 # %% ../nbs/06_model.ipynb #639482ba
 def clones(
@@ -113,14 +141,16 @@ def clones(
 
 
 def _final_norm(layer: nn.Module) -> nn.Module:
-    "A LayerNorm for the pre-norm variant (same eps as the layer's norms); nothing (identity) for post-norm."
+    ("A LayerNorm for the pre-norm variant (same eps as the layer's norms); "
+     "nothing (identity) for post-norm.")
     if not layer.norm_first:
         return nn.Identity()
     return nn.LayerNorm(layer.d_model, eps=layer.sublayer[0].norm.eps)
 
 # %% ../nbs/06_model.ipynb #3908bdd4
 class Encoder(nn.Module):
-    "A stack of `N` encoder layers (§3.1); a final LayerNorm only in the pre-norm variant."
+    ("A stack of `N` encoder layers (§3.1); "
+     "a final LayerNorm only in the pre-norm variant.")
 
     def __init__(
         self,
@@ -142,7 +172,8 @@ class Encoder(nn.Module):
 
 # %% ../nbs/06_model.ipynb #4abb8a92
 class Decoder(nn.Module):
-    "A stack of `N` decoder layers (§3.1); a final LayerNorm only in the pre-norm variant."
+    ("A stack of `N` decoder layers (§3.1); "
+     "a final LayerNorm only in the pre-norm variant.")
 
     def __init__(
         self,
@@ -166,7 +197,8 @@ class Decoder(nn.Module):
 
 # %% ../nbs/06_model.ipynb #ee889d32
 class Generator(nn.Module):
-    "Pre-softmax linear projection and log-softmax (§3.4): decoder states -> next-token log-probabilities."
+    ("Pre-softmax linear projection and log-softmax (§3.4): "
+     "decoder states -> next-token log-probabilities.")
 
     def __init__(
         self,
@@ -174,19 +206,27 @@ class Generator(nn.Module):
         vocab: int,  # target vocabulary size
     ):
         super().__init__()
-        self.proj = nn.Linear(d_model, vocab)  # weight (vocab, d_model), shareable with the embeddings
+        # weight (vocab, d_model), shareable with the embeddings
+        self.proj = nn.Linear(d_model, vocab)
 
-    def forward(self, x: Tensor) -> Tensor:  # (batch, tgt_len, d_model) -> (batch, tgt_len, vocab)
+    def forward(
+        self,
+        x: Tensor,  # (batch, tgt_len, d_model)
+    ) -> Tensor:  # (batch, tgt_len, vocab)
         # $\log \mathrm{softmax}(x W^\top + b)$
         return F.log_softmax(self.proj(x), dim=-1)
 
 # %% ../nbs/06_model.ipynb #79bb8b8a
-def _check_model_mask(mask: Tensor | None, name: str, batch: int, q: int, k: int) -> None:
-    "Check `mask` against attention scores (batch, heads, q, k), naming the mask in the error."
+def _check_model_mask(
+    mask: Tensor | None, name: str, batch: int, q: int, k: int
+) -> None:
+    ("Check `mask` against attention scores (batch, heads, q, k), "
+     "naming the mask in the error.")
     if mask is None:
         return
     if isinstance(mask, Tensor) and mask.dim() == 3:
-        mask = mask.unsqueeze(1)  # (batch, 1|q, k) -> (batch, 1, 1|q, k), as MultiHeadAttention does
+        # (batch, 1|q, k) -> (batch, 1, 1|q, k), as MultiHeadAttention does
+        mask = mask.unsqueeze(1)
     heads = mask.size(1) if isinstance(mask, Tensor) and mask.dim() == 4 else 1
     try:
         check_mask(mask, (batch, heads, q, k))
@@ -195,13 +235,16 @@ def _check_model_mask(mask: Tensor | None, name: str, batch: int, q: int, k: int
 
 # %% ../nbs/06_model.ipynb #dd7a94fe
 class EncoderDecoder(nn.Module):
-    "The Transformer of Figure 1: embeddings, encoder, decoder and generator (Harvard's API)."
+    ("The Transformer of Figure 1: embeddings, encoder, decoder and generator "
+     "(Harvard's API).")
 
     def __init__(
         self,
         encoder: Encoder,  # stack of encoder layers
         decoder: Decoder,  # stack of decoder layers
-        src_embed: nn.Module,  # source token ids -> (batch, src_len, d_model): embeddings + positions + dropout
+        # source token ids -> (batch, src_len, d_model):
+        # embeddings + positions + dropout
+        src_embed: nn.Module,
         tgt_embed: nn.Module,  # target token ids -> (batch, tgt_len, d_model)
         generator: Generator,  # decoder states -> log-probabilities
     ):
@@ -219,86 +262,123 @@ class EncoderDecoder(nn.Module):
         _check_model_mask(src_mask, "src_mask", src.size(0), src.size(1), src.size(1))
         return self.encoder(self.src_embed(src), src_mask)
 
-    def decode(
-        self,
-        memory: Tensor,  # encoder output (batch, src_len, d_model)
-        src_mask: Tensor | None,  # (batch, 1, src_len)
-        tgt: Tensor,  # target prefix token ids (batch, tgt_len)
-        tgt_mask: Tensor | None,  # (batch, tgt_len, tgt_len): target padding and causal
-    ) -> Tensor:  # decoder states (batch, tgt_len, d_model)
-        check_token_ids(tgt, "tgt", batch=True)
-        if memory.dim() != 3 or memory.size(0) != tgt.size(0):
-            raise ValueError(f"memory must have shape (batch, src_len, d_model) with batch {tgt.size(0)} "
-                             f"(the batch of tgt), got {tuple(memory.shape)}")
-        b, t, s = tgt.size(0), tgt.size(1), memory.size(1)
-        _check_model_mask(src_mask, "src_mask", b, t, s)
-        _check_model_mask(tgt_mask, "tgt_mask", b, t, t)
-        return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
+# %% ../nbs/06_model.ipynb #306def7c
+@patch
+def decode(
+    self: EncoderDecoder,
+    memory: Tensor,  # encoder output (batch, src_len, d_model)
+    src_mask: Tensor | None,  # (batch, 1, src_len)
+    tgt: Tensor,  # target prefix token ids (batch, tgt_len)
+    tgt_mask: Tensor | None,  # (batch, tgt_len, tgt_len): target padding and causal
+) -> Tensor:  # decoder states (batch, tgt_len, d_model)
+    check_token_ids(tgt, "tgt", batch=True)
+    if memory.dim() != 3 or memory.size(0) != tgt.size(0):
+        raise ValueError(
+            "memory must have shape (batch, src_len, d_model) with batch "
+            f"{tgt.size(0)} (the batch of tgt), got {tuple(memory.shape)}"
+        )
+    b, t, s = tgt.size(0), tgt.size(1), memory.size(1)
+    _check_model_mask(src_mask, "src_mask", b, t, s)
+    _check_model_mask(tgt_mask, "tgt_mask", b, t, t)
+    return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
 
-    def forward(
-        self,
-        src: Tensor,  # (batch, src_len)
-        tgt: Tensor,  # (batch, tgt_len)
-        src_mask: Tensor | None,  # (batch, 1, src_len)
-        tgt_mask: Tensor | None,  # (batch, tgt_len, tgt_len)
-    ) -> Tensor:  # decoder states (batch, tgt_len, d_model); apply `self.generator` for log-probabilities
-        return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
+# %% ../nbs/06_model.ipynb #13a85163
+@patch
+def forward(
+    self: EncoderDecoder,
+    src: Tensor,  # (batch, src_len)
+    tgt: Tensor,  # (batch, tgt_len)
+    src_mask: Tensor | None,  # (batch, 1, src_len)
+    tgt_mask: Tensor | None,  # (batch, tgt_len, tgt_len)
+    # decoder states (batch, tgt_len, d_model);
+    # apply `self.generator` for log-probabilities
+) -> Tensor:
+    return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
 # %% ../nbs/06_model.ipynb #d71825ba
-POSITIONAL_ENCODINGS = {"sinusoidal": PositionalEncoding, "learned": LearnedPositionalEncoding,  # §3.5, Table 3 (E)
-                        "rope": RotaryPositions}  # beyond the paper: rotary positions in the self-attentions (ch. 04)
+POSITIONAL_ENCODINGS = {
+    "sinusoidal": PositionalEncoding,  # §3.5
+    "learned": LearnedPositionalEncoding,  # Table 3 (E)
+    # beyond the paper: rotary positions in the self-attentions (ch. 04)
+    "rope": RotaryPositions,
+}
 INITS = ("default", "harvard")  # the rules of init_weights (below)
 
-
+# %% ../nbs/06_model.ipynb #02509e0d
 @dataclass(frozen=True)
 class TransformerConfig:
-    "Hyperparameters of the Transformer; the defaults are the paper's base model (Table 3)."
+    ("Hyperparameters of the Transformer; "
+     "the defaults are the paper's base model (Table 3).")
 
-    src_vocab: int = 37000  # source vocabulary size (the paper's shared BPE vocabulary: about 37000, §5.1)
+    # source vocabulary size (the paper's shared BPE vocabulary: about 37000, §5.1)
+    src_vocab: int = 37000
     tgt_vocab: int = 37000  # target vocabulary size
     N: int = 6  # layers in the encoder and in the decoder
     d_model: int = 512  # width of embeddings and of every sub-layer's output
     d_ff: int = 2048  # inner width of the feed-forward networks
     h: int = 8  # attention heads; d_v = d_model / h
     dropout: float = 0.1  # P_drop (§5.4)
-    share_embeddings: bool = True  # §3.4: one matrix for both embeddings and the pre-softmax projection (two
-                                   # vocabularies: the target embedding and the projection only; see `tied`)
+    # §3.4: one matrix for both embeddings and the pre-softmax projection (two
+    # vocabularies: the target embedding and the projection only; see `tied`)
+    share_embeddings: bool = True
     norm_first: bool = False  # False: the paper's post-norm; True: the pre-norm variant
-    max_positions: int = 5000  # rows of the positional table: the longest sequence the model accepts
-    positional: str = "sinusoidal"  # a key of POSITIONAL_ENCODINGS: sinusoidal (§3.5), learned (Table 3, E) or rope
+    # rows of the positional table: the longest sequence the model accepts
+    max_positions: int = 5000
+    # a key of POSITIONAL_ENCODINGS: sinusoidal (§3.5), learned (Table 3, E) or rope
+    positional: str = "sinusoidal"
     init: str = "default"  # one of INITS: how init_weights draws the weights
-    d_k: int | None = None  # width of each head's queries and keys; None: d_model / h (Table 3, row B: smaller)
+    # width of each head's queries and keys;
+    # None: d_model / h (Table 3, row B: smaller)
+    d_k: int | None = None
 
     def __post_init__(self):
-        for name in ("src_vocab", "tgt_vocab", "N", "d_model", "d_ff", "h", "max_positions"):  # numpy ints -> int
-            object.__setattr__(self, name, check_int(getattr(self, name), name, minimum=1))
-        if self.d_model % self.h:
-            raise ValueError(f"d_model={self.d_model} is not divisible by h={self.h}")
-        object.__setattr__(self, "dropout", check_probability(self.dropout))
-        if self.d_k is not None:
-            object.__setattr__(self, "d_k", check_int(self.d_k, "d_k", minimum=1))
-        for name in ("share_embeddings", "norm_first"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        for name, choices in (("positional", tuple(POSITIONAL_ENCODINGS)), ("init", INITS)):
-            if getattr(self, name) not in choices:
-                raise ValueError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
+        self._validate()  # below: every field is checked as the config is made
 
-    @property
-    def tied(self) -> tuple[str, ...]:
-        "The $V \\times d_{model}$ matrices that share one weight (§3.4): all three, the target's two, or none."
-        if not self.share_embeddings:
-            return ()
-        if self.src_vocab != self.tgt_vocab:  # a source table of another size cannot be the same matrix
-            return ("target embedding", "pre-softmax projection")
-        return ("source embedding", "target embedding", "pre-softmax projection")
+# %% ../nbs/06_model.ipynb #4ddab368
+@patch
+def _validate(self: TransformerConfig) -> None:
+    "Check the fields (called by `__post_init__`); numpy ints become ints."
+    # numpy ints -> int
+    for name in (
+        "src_vocab", "tgt_vocab", "N", "d_model", "d_ff", "h", "max_positions"
+    ):
+        object.__setattr__(self, name, check_int(getattr(self, name), name, minimum=1))
+    if self.d_model % self.h:
+        raise ValueError(f"d_model={self.d_model} is not divisible by h={self.h}")
+    object.__setattr__(self, "dropout", check_probability(self.dropout))
+    if self.d_k is not None:
+        object.__setattr__(self, "d_k", check_int(self.d_k, "d_k", minimum=1))
+    for name in ("share_embeddings", "norm_first"):
+        if not isinstance(getattr(self, name), bool):
+            raise TypeError(
+                f"{name} must be True or False, got {getattr(self, name)!r}"
+            )
+    for name, choices in (("positional", tuple(POSITIONAL_ENCODINGS)), ("init", INITS)):
+        if getattr(self, name) not in choices:
+            raise ValueError(
+                f"{name} must be one of {', '.join(choices)}, "
+                f"got {getattr(self, name)!r}"
+            )
 
-    @property
-    def head_dims(self) -> tuple[int, int]:
-        "$(d_k, d_v)$: each head's query/key width and value width; $d_k = d_v = d_{model}/h$ unless `d_k` is given."
-        d_v = self.d_model // self.h
-        return (self.d_k or d_v, d_v)
+# %% ../nbs/06_model.ipynb #c0ba6d09
+@patch(as_prop=True)
+def tied(self: TransformerConfig) -> tuple[str, ...]:
+    ("The $V \\times d_{model}$ matrices that share one weight (§3.4): "
+     "all three, the target's two, or none.")
+    if not self.share_embeddings:
+        return ()
+    # a source table of another size cannot be the same matrix
+    if self.src_vocab != self.tgt_vocab:
+        return ("target embedding", "pre-softmax projection")
+    return ("source embedding", "target embedding", "pre-softmax projection")
 
+
+@patch(as_prop=True)
+def head_dims(self: TransformerConfig) -> tuple[int, int]:
+    ("$(d_k, d_v)$: each head's query/key width and value width; "
+     "$d_k = d_v = d_{model}/h$ unless `d_k` is given.")
+    d_v = self.d_model // self.h
+    return (self.d_k or d_v, d_v)
 
 # %% ../nbs/06_model.ipynb #e3b2ed7e
 _RENAMED = {"max_len": "max_positions"}  # old name in saved configs -> field
@@ -311,77 +391,101 @@ def to_dict(self: TransformerConfig) -> dict:
 
 
 @patch(cls_method=True)
-def from_dict(cls: TransformerConfig, values: dict, source: str = "model config") -> TransformerConfig:
-    "A validated configuration from a dict; unknown keys are errors (with a suggestion), old names are read too."
+def from_dict(
+    cls: TransformerConfig, values: dict, source: str = "model config"
+) -> TransformerConfig:
+    ("A validated configuration from a dict; "
+     "unknown keys are errors (with a suggestion), old names are read too.")
     values = {_RENAMED.get(key, key): value for key, value in values.items()}
     names = [f.name for f in dataclasses.fields(cls)]
     for key in values:
         if key not in names:
             close = difflib.get_close_matches(key, names, n=1)
-            raise ValueError(f"unknown key {key!r} in {source}" + (f"; did you mean {close[0]!r}?" if close else ""))
+            raise ValueError(
+                f"unknown key {key!r} in {source}"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+            )
     return cls(**values)
-
 
 # %% ../nbs/06_model.ipynb #52e7fd53
 def init_weights(
     model: nn.Module,
     rule: str = "default",  # one of INITS: "default" or "harvard"
 ) -> None:
-    "Xavier uniform for every matrix; by default $W^Q, W^K, W^V$ of an attention count as one $3d \\times d$ and embeddings are $\\mathcal N(0, 1/d_{model})$."
+    ("Xavier uniform for every matrix; by default $W^Q, W^K, W^V$ of an attention "
+     "count as one $3d \\times d$ and embeddings are $\\mathcal N(0, 1/d_{model})$.")
     if rule not in INITS:
         raise ValueError(f"init must be one of {', '.join(INITS)}, got {rule!r}")
     for p in model.parameters():  # each shared parameter once
-        if p.dim() > 1:
-            # $W \sim U\left(-\sqrt{6/(n_{in} + n_{out})},\ \sqrt{6/(n_{in} + n_{out})}\right)$
+        if p.dim() > 1:  # $W \sim U(-a, a)$, $a = \sqrt{6/(n_{in} + n_{out})}$
             nn.init.xavier_uniform_(p)
     if rule == "harvard":  # every matrix on its own, the embedding tables too
         return
     for m in model.modules():
         if isinstance(m, MultiHeadAttention):
-            # one input feeds queries, keys and values: n_in = d_model, n_out = 3 d_model (nn.MultiheadAttention too;
-            # with a smaller d_k, row B of Table 3, n_out is the three projections' widths added up)
+            # one input feeds queries, keys and values: n_in = d_model,
+            # n_out = 3 d_model (nn.MultiheadAttention too; with a smaller d_k,
+            # row B of Table 3, n_out is the three projections' widths added up)
             d_model = m.w_q.in_features
             n_out = m.w_q.out_features + m.w_k.out_features + m.w_v.out_features
             bound = math.sqrt(6 / (d_model + n_out))
             for proj in (m.w_q, m.w_k, m.w_v):
                 nn.init.uniform_(proj.weight, -bound, bound)
         elif isinstance(m, Embeddings):
-            # tensor2tensor's N(0, 1/d_model): times sqrt(d_model) (§3.4) a token vector has unit variance, like the
-            # positions it is added to; a shared matrix is drawn here too (it is also the pre-softmax projection)
+            # tensor2tensor's N(0, 1/d_model): times sqrt(d_model) (§3.4) a token
+            # vector has unit variance, like the positions it is added to; a shared
+            # matrix is drawn here too (it is also the pre-softmax projection)
             nn.init.normal_(m.lut.weight, mean=0.0, std=m.d_model ** -0.5)
-        elif isinstance(m, LearnedPositionalEncoding):  # fairseq's rule for learned positions
+        elif isinstance(m, LearnedPositionalEncoding):  # fairseq's rule
             nn.init.normal_(m.embedding.weight, mean=0.0, std=m.d_model ** -0.5)
 
-
 # %% ../nbs/06_model.ipynb #95c845af
-def tie_embeddings(config: TransformerConfig, src_embed: Embeddings, tgt_embed: Embeddings, generator: Generator) -> None:
-    "Share one weight matrix between the modules `config.tied` names (§3.4); say so when a vocabulary differs."
+def tie_embeddings(
+    config: TransformerConfig,
+    src_embed: Embeddings,
+    tgt_embed: Embeddings,
+    generator: Generator,
+) -> None:
+    ("Share one weight matrix between the modules `config.tied` names (§3.4); "
+     "say so when a vocabulary differs.")
     if not config.tied:
         return
     generator.proj.weight = tgt_embed.lut.weight  # the generator keeps its own bias
     if "source embedding" in config.tied:
         src_embed.lut.weight = tgt_embed.lut.weight
     else:
-        warnings.warn(f"share_embeddings: the source vocabulary ({config.src_vocab}) differs from the target's "
-                      f"({config.tgt_vocab}), so only the target embedding and the pre-softmax projection share a "
-                      "matrix (§3.4); share_embeddings=False ties nothing", stacklevel=3)
+        warnings.warn(
+            f"share_embeddings: the source vocabulary ({config.src_vocab}) differs "
+            f"from the target's ({config.tgt_vocab}), so only the target embedding "
+            "and the pre-softmax projection share a matrix (§3.4); "
+            "share_embeddings=False ties nothing",
+            stacklevel=3,
+        )
 
-
+# %% ../nbs/06_model.ipynb #1fa0a207
 def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     "Build (and initialise) the Transformer described by `config`."
     c = copy.deepcopy
     d_model, dropout, norm_first = config.d_model, config.dropout, config.norm_first
     attn = self_attn = MultiHeadAttention(config.h, d_model, dropout, d_k=config.d_k)
-    if config.positional == "rope":  # chapter 04: turn the queries and keys of the self-attentions, not of the
-        self_attn = MultiHeadAttention(config.h, d_model, dropout, d_k=config.d_k, rotate=apply_rotary)  # cross one
+    # chapter 04: turn the queries and keys of the self-attentions, not of the cross one
+    if config.positional == "rope":
+        self_attn = MultiHeadAttention(
+            config.h, d_model, dropout, d_k=config.d_k, rotate=apply_rotary
+        )
     ff = PositionwiseFeedForward(d_model, config.d_ff, dropout)
-    position = POSITIONAL_ENCODINGS[config.positional](d_model, dropout, config.max_positions)
-    src_embed, tgt_embed = Embeddings(config.src_vocab, d_model), Embeddings(config.tgt_vocab, d_model)
+    position = POSITIONAL_ENCODINGS[config.positional](
+        d_model, dropout, config.max_positions
+    )
+    src_embed = Embeddings(config.src_vocab, d_model)
+    tgt_embed = Embeddings(config.tgt_vocab, d_model)
     generator = Generator(d_model, config.tgt_vocab)
     tie_embeddings(config, src_embed, tgt_embed, generator)
+    enc_layer = EncoderLayer(d_model, c(self_attn), c(ff), dropout, norm_first)
+    dec_layer = DecoderLayer(d_model, c(self_attn), c(attn), c(ff), dropout, norm_first)
     model = EncoderDecoder(
-        Encoder(EncoderLayer(d_model, c(self_attn), c(ff), dropout, norm_first), config.N),
-        Decoder(DecoderLayer(d_model, c(self_attn), c(attn), c(ff), dropout, norm_first), config.N),
+        Encoder(enc_layer, config.N),
+        Decoder(dec_layer, config.N),
         nn.Sequential(src_embed, c(position)),
         nn.Sequential(tgt_embed, c(position)),
         generator,
@@ -390,7 +494,7 @@ def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     init_weights(model, config.init)
     return model
 
-
+# %% ../nbs/06_model.ipynb #1ff06bca
 def make_model(
     src_vocab: int,  # source vocabulary size
     tgt_vocab: int,  # target vocabulary size
@@ -399,17 +503,23 @@ def make_model(
     d_ff: int = 2048,  # feed-forward inner width
     h: int = 8,  # attention heads
     dropout: float = 0.1,  # P_drop
-    share_embeddings: bool = True,  # tie the embeddings and the pre-softmax projection (§3.4; see TransformerConfig)
+    # tie the embeddings and the pre-softmax projection (§3.4; see TransformerConfig)
+    share_embeddings: bool = True,
     norm_first: bool = False,  # pre-norm variant instead of the paper's post-norm
     max_positions: int = 5000,  # longest sequence the positional table covers
-    positional: str = "sinusoidal",  # "sinusoidal" (§3.5), "learned" (Table 3, row E) or "rope" (chapter 04)
+    # "sinusoidal" (§3.5), "learned" (Table 3, row E) or "rope" (chapter 04)
+    positional: str = "sinusoidal",
     init: str = "default",  # initialisation rule: "default" or "harvard"
-    d_k: int | None = None,  # width of each head's queries and keys (None: d_model / h; Table 3, row B)
+    # width of each head's queries and keys (None: d_model / h; Table 3, row B)
+    d_k: int | None = None,
 ) -> EncoderDecoder:
     "Build the Transformer; the defaults give the paper's base model."
-    return make_model_from_config(TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout,
-                                                    share_embeddings, norm_first, max_positions, positional, init,
-                                                    d_k))
+    return make_model_from_config(
+        TransformerConfig(
+            src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
+            norm_first, max_positions, positional, init, d_k
+        )
+    )
 
 # %% ../nbs/06_model.ipynb #11abc055
 def count_parameters(model: nn.Module) -> int:
@@ -417,26 +527,33 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 # %% ../nbs/06_model.ipynb #5af49220
-ARCHS: dict[str, Callable[[TransformerConfig], nn.Module]] = {"ours": make_model_from_config}  # --arch NAME
-TO_OURS: dict[str, Callable[[nn.Module], EncoderDecoder]] = {}  # arch -> copy a trained model into our EncoderDecoder
+ARCHS: dict[str, Callable[[TransformerConfig], nn.Module]] = {  # --arch NAME
+    "ours": make_model_from_config,
+}
+# arch -> copy a trained model into our EncoderDecoder
+TO_OURS: dict[str, Callable[[nn.Module], EncoderDecoder]] = {}
 
 
 def register_arch(
     name: str,  # the value of --arch that selects it, and what checkpoints record
-    build: Callable[[TransformerConfig], nn.Module],  # config -> model with `.config` (and `.arch = name`)
-    to_ours: Callable[[nn.Module], EncoderDecoder] | None = None,  # optional: the same function in our layers
+    # config -> model with `.config` (and `.arch = name`)
+    build: Callable[[TransformerConfig], nn.Module],
+    # optional: the same function in our layers
+    to_ours: Callable[[nn.Module], EncoderDecoder] | None = None,
 ) -> None:
     "Make a model implementation available to `build_model` and `--arch NAME`."
     ARCHS[name] = build
     if to_ours is not None:
         TO_OURS[name] = to_ours
 
-
+# %% ../nbs/06_model.ipynb #28c0858d
 def build_model(
-    config: TransformerConfig | dict,  # the model, or a checkpoint's model_config dict (arch included, old names too)
+    # the model, or a checkpoint's model_config dict (arch included, old names too)
+    config: TransformerConfig | dict,
     arch: str | None = None,  # a name in ARCHS; None: the dict's "arch", else ours
 ) -> nn.Module:
-    "The model `config` describes, built by the architecture `arch` (default: ours, `make_model_from_config`)."
+    ("The model `config` describes, built by the architecture `arch` "
+     "(default: ours, `make_model_from_config`).")
     if isinstance(config, dict):
         config = dict(config)
         arch = arch or config.pop("arch", None)
@@ -444,12 +561,16 @@ def build_model(
         config = TransformerConfig.from_dict(config)
     arch = arch or "ours"
     if arch not in ARCHS:
-        raise ValueError(f"unknown arch {arch!r} in the model config: choose one of {', '.join(ARCHS)}")
+        raise ValueError(
+            f"unknown arch {arch!r} in the model config: "
+            f"choose one of {', '.join(ARCHS)}"
+        )
     return ARCHS[arch](config)
 
-
+# %% ../nbs/06_model.ipynb #1c314054
 def unwrap(model: nn.Module) -> nn.Module:
-    "The plain model inside `torch.compile`, DDP and loss wrappers (a module with `wraps_model = True`)."
+    ("The plain model inside `torch.compile`, DDP and loss wrappers "
+     "(a module with `wraps_model = True`).")
     while True:
         if hasattr(model, "_orig_mod"):
             model = model._orig_mod  # torch.compile
@@ -462,32 +583,42 @@ def unwrap(model: nn.Module) -> nn.Module:
 
 
 def model_config_dict(model: nn.Module) -> dict:
-    "What a checkpoint stores to rebuild `model` with `build_model`: its TransformerConfig as a dict (+ arch if not ours)."
+    ("What a checkpoint stores to rebuild `model` with `build_model`: "
+     "its TransformerConfig as a dict (+ arch if not ours).")
     model = unwrap(model)
     config = getattr(model, "config", None)
     if not isinstance(config, TransformerConfig):
-        raise ValueError("the model carries no TransformerConfig in model.config: build it with make_model or build_model")
+        raise ValueError(
+            "the model carries no TransformerConfig in model.config: "
+            "build it with make_model or build_model"
+        )
     arch = getattr(model, "arch", "ours")
     return config.to_dict() | ({"arch": arch} if arch != "ours" else {})
 
 # %% ../nbs/06_model.ipynb #b823f73d
 def transformer_parameter_count(config: TransformerConfig) -> int:
-    "Parameter count of `make_model_from_config(config)` by formula (each shared parameter once)."
+    ("Parameter count of `make_model_from_config(config)` by formula "
+     "(each shared parameter once).")
     d, d_ff, N = config.d_model, config.d_ff, config.N
     d_k, _ = config.head_dims
-    attention = 2 * (d * config.h * d_k + config.h * d_k) + 2 * (d * d + d)  # w_q, w_k (h d_k wide), w_v, w_o
+    # w_q, w_k (h d_k wide), w_v, w_o
+    attention = 2 * (d * config.h * d_k + config.h * d_k) + 2 * (d * d + d)
     feed_forward = 2 * d * d_ff + d_ff + d  # w_1, w_2 with biases
     norm = 2 * d  # gain and bias
     encoder = N * (attention + feed_forward + 2 * norm)
     decoder = N * (2 * attention + feed_forward + 3 * norm)
     final_norms = 2 * norm if config.norm_first else 0
-    # a learned table has a row per position; the source and target sides each get their own copy
+    # a learned table has a row per position;
+    # the source and target sides each get their own copy
     positions = 2 * config.max_positions * d if config.positional == "learned" else 0
-    # the three V x d matrices (source table, target table, generator weight), a shared one counted once
+    # the three V x d matrices (source table, target table, generator weight),
+    # a shared one counted once
     if len(config.tied) == 3:
         embeddings = config.tgt_vocab * d  # one matrix, three uses
     elif config.tied:
-        embeddings = (config.src_vocab + config.tgt_vocab) * d  # the target table is the generator weight
+        # the target table is the generator weight
+        embeddings = (config.src_vocab + config.tgt_vocab) * d
     else:
         embeddings = (config.src_vocab + 2 * config.tgt_vocab) * d
-    return encoder + decoder + final_norms + positions + embeddings + config.tgt_vocab  # + generator bias
+    # + generator bias
+    return encoder + decoder + final_norms + positions + embeddings + config.tgt_vocab

@@ -186,3 +186,11 @@ def from_dict(cls: TrainConfig, values: dict, source: str = "config") -> TrainCo
     except TypeError as e:  # e.g. share_embeddings given as a string
         raise ValueError(f"model in {source}: {e}") from None
     return cls(model=model, **values).validate()
+
+@patch
+def to_dict(self: TrainConfig) -> dict:
+    "The settings as a plain dict (what config.json and checkpoints store); the model without its vocabulary sizes."
+    values = dataclasses.asdict(self)
+    for key in VOCAB_FIELDS:
+        del values["model"][key]
+    return values

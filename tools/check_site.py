@@ -13,6 +13,8 @@ For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and c
   * nothing is clipped, at a desktop (1280 px) and a phone (390 px) viewport: no element of the page's
     article sticks out of it or hides part of its content, unless it sits in a box with its own scrollbar
     (wide tables, code and equations scroll inside their box), and the page itself never scrolls sideways;
+  * at 1280 px no code cell of the short path (the root page and the first part of _toc.yml) scrolls sideways
+    (the others are counted in the report);
   * the page links to itself in the other editions (the language switch), and those pages exist;
 and saves a screenshot of each page at each width. The site's search finds a chapter for a word of its language.
 With --language zh_CN (the Chinese edition) each page must also show Chinese text, in a real CJK font (single
@@ -122,6 +124,23 @@ CLIPPED_JS = """
 """
 WIDTHS = {"desktop": 1280, "phone": 390}
 
+# Runs in the page: code cells whose source scrolls sideways in its box. Folded cells are opened first, since a
+# reader opens them too. (Only the input: printed outputs may be wide tables.)
+CODE_SCROLL_JS = """() => {
+  document.querySelectorAll('article details').forEach(d => { d.open = true; });
+  const boxes = Array.from(document.querySelectorAll('article .cell_input pre'));
+  const wide = boxes.filter(b => b.scrollWidth > b.clientWidth + 1);
+  const longest = b => b.textContent.split('\\n').reduce((a, l) => l.length > a.length ? l : a, '');
+  return {cells: boxes.length, wide: wide.length, samples: wide.slice(0, 3).map(b => longest(b).slice(0, 60))};
+}"""
+
+
+def teaching_pages(root: Path) -> set[str]:
+    "The learner's short path: the root page and the first part of _toc.yml (tests/test_short_path.py)."
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    return {toc["root"]} | {c["file"] for c in toc["parts"][0]["chapters"]}
+
+
 # Runs in the page: the links of the language switch, as absolute URLs.
 SWITCH_JS = """() => Array.from(document.querySelectorAll('.language-switch a')).map(a => a.href)"""
 _SWITCH_STATUS: dict[str, int] = {}  # href -> HTTP status, for the run
@@ -222,6 +241,12 @@ def check_page(browser, base: str, page_name: str, width_name: str, width: int, 
                         f"e.g. {'; '.join(clipped['clipped'])}")
     if clipped["page_scrolls_sideways"]:
         problems.append("the page scrolls sideways")
+    code_note = ""
+    if width_name == "desktop":  # code that fits the page: a reader of the short path never scrolls a cell sideways
+        code = page.evaluate(CODE_SCROLL_JS)
+        code_note = f", {code['wide']} of {code['cells']} code cells scroll sideways"
+        if code["wide"] and page_name in teaching_pages(root):
+            problems.append(f"{code['wide']} code cells scroll sideways at {width} px, e.g. {code['samples']}")
     switch = page.evaluate(SWITCH_JS)
     if not switch:
         problems.append("no link to the page in the other edition (language switch)")
@@ -248,7 +273,7 @@ def check_page(browser, base: str, page_name: str, width_name: str, width: int, 
         page.screenshot(path=str(screenshots / f"{Path(page_name).name}{suffix}.png"))
     status = "ok" if not problems else "FAIL"
     print(f"{status:4} {page_name} at {width} px: {report['math_nodes']} math, {report['figures']} figures, "
-          f"MathJax {report['mathjax_version']}")
+          f"MathJax {report['mathjax_version']}{code_note}")
     for pr in problems:
         print(f"     - {pr}")
     page.close()
