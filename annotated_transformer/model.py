@@ -24,6 +24,7 @@ from torch import Tensor, nn
 
 from .attention import check_mask
 from .checks import check_int, check_probability, check_token_ids
+from .compat import upgrade_model_config
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEncoding
 from .positional import PositionalEncoding
@@ -381,9 +382,6 @@ def head_dims(self: TransformerConfig) -> tuple[int, int]:
     return (self.d_k or d_v, d_v)
 
 # %% ../nbs/06_model.ipynb #e3b2ed7e
-_RENAMED = {"max_len": "max_positions"}  # old name in saved configs -> field
-
-
 @patch
 def to_dict(self: TransformerConfig) -> dict:
     "The configuration as a plain dict (what checkpoints store)."
@@ -394,9 +392,7 @@ def to_dict(self: TransformerConfig) -> dict:
 def from_dict(
     cls: TransformerConfig, values: dict, source: str = "model config"
 ) -> TransformerConfig:
-    ("A validated configuration from a dict; "
-     "unknown keys are errors (with a suggestion), old names are read too.")
-    values = {_RENAMED.get(key, key): value for key, value in values.items()}
+    "A validated configuration from a dict; unknown keys are errors (with a suggestion)."
     names = [f.name for f in dataclasses.fields(cls)]
     for key in values:
         if key not in names:
@@ -548,7 +544,7 @@ def register_arch(
 
 # %% ../nbs/06_model.ipynb #28c0858d
 def build_model(
-    # the model, or a checkpoint's model_config dict (arch included, old names too)
+    # the model, or a checkpoint's model_config dict (arch included)
     config: TransformerConfig | dict,
     arch: str | None = None,  # a name in ARCHS; None: the dict's "arch", else ours
 ) -> nn.Module:
@@ -558,7 +554,8 @@ def build_model(
         config = dict(config)
         arch = arch or config.pop("arch", None)
         config.pop("arch", None)
-        config = TransformerConfig.from_dict(config)
+        # a file of an earlier release may use other names: appendix 09d
+        config = TransformerConfig.from_dict(upgrade_model_config(config))
     arch = arch or "ours"
     if arch not in ARCHS:
         raise ValueError(
