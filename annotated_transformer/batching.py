@@ -57,14 +57,31 @@ class Batch:
         )
 
 # %% ../nbs/06b_batches.ipynb #efe937a3
+def _padded(rows: list[list[int]], length: int, pad: int) -> Tensor:
+    "Rows of ids, each padded with `pad` to `length`: one (rows, length) tensor."
+    padded = [row + [pad] * (length - len(row)) for row in rows]
+    return torch.tensor(padded, dtype=torch.long)
+
+
+def _check_ids(src: Tensor, tgt_out: Tensor, n_src: Tensor, n_tgt: Tensor, pad: int):
+    "Refuse negative ids, and a PAD id inside a sentence: it would be masked out."
+    bad = ((src != pad).sum(1) != n_src) | ((tgt_out != pad).sum(1) != n_tgt)
+    if bad.any():
+        raise ValueError(
+            f"pair {int(bad.nonzero()[0])} contains the padding id {pad} "
+            "inside a sentence"
+        )
+    if (src < 0).any() or (tgt_out < 0).any():
+        raise ValueError("token ids must be non-negative")
+
+# %% ../nbs/06b_batches.ipynb #e3a9cef4
 def make_batch(
     # (source ids, target ids), without special tokens
     pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
     pad: int = PAD,  # padding id
     bos: int = BOS,  # beginning-of-sentence id (first decoder input)
     eos: int = EOS,  # end-of-sentence id (ends every source and every label sequence)
-    # round both padded lengths up to a multiple of this
-    # (fewer shapes for torch.compile)
+    # round both padded lengths up to a multiple of this (fewer shapes to compile)
     pad_to_multiple: int = 1,
 ) -> Batch:
     ("Pad `pairs` into a `Batch`: `src` = ids+EOS, `tgt_in` = BOS+ids, "
@@ -75,34 +92,20 @@ def make_batch(
     m = check_int(pad_to_multiple, "pad_to_multiple", minimum=1)
     S = -(-(1 + max(len(s) for s, _ in pairs)) // m) * m  # ceil to a multiple of m
     T = -(-(1 + max(len(t) for _, t in pairs)) // m) * m
-    src = torch.tensor(
-        [[*s, eos] + [pad] * (S - 1 - len(s)) for s, _ in pairs], dtype=torch.long
-    )
-    tgt_in = torch.tensor(
-        [[bos, *t] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long
-    )
-    tgt_out = torch.tensor(
-        [[*t, eos] + [pad] * (T - 1 - len(t)) for _, t in pairs], dtype=torch.long
-    )
+    src = _padded([[*s, eos] for s, _ in pairs], S, pad)
+    tgt_in = _padded([[bos, *t] for _, t in pairs], T, pad)
+    tgt_out = _padded([[*t, eos] for _, t in pairs], T, pad)
     n_src = torch.tensor([len(s) + 1 for s, _ in pairs])
     n_tgt = torch.tensor([len(t) + 1 for _, t in pairs])
-    # a PAD id inside a sentence would be silently masked out: refuse it
-    bad = ((src != pad).sum(1) != n_src) | ((tgt_out != pad).sum(1) != n_tgt)
-    if bad.any():
-        raise ValueError(
-            f"pair {int(bad.nonzero()[0])} contains the padding id {pad} "
-            "inside a sentence"
-        )
-    if (src < 0).any() or (tgt_out < 0).any():
-        raise ValueError("token ids must be non-negative")
+    _check_ids(src, tgt_out, n_src, n_tgt, pad)
     return Batch(src, tgt_in, tgt_out, padding_mask(src, pad), target_mask(tgt_in, pad),
                  ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
 
-# %% ../nbs/06b_batches.ipynb #97891314
+# %% ../nbs/06b_batches.ipynb #c4fb035c
 # a batch's padded source may be up to this many times max_tokens (a guard on memory)
 SOURCE_ALLOWANCE = 4
 
-
+# %% ../nbs/06b_batches.ipynb #97891314
 class TokenBatchSampler:
     ("Batches of pair indices grouped by length, each within a padded target-token "
      "budget; seeded, infinite, resumable.")
@@ -111,45 +114,41 @@ class TokenBatchSampler:
         self,
         # (source ids, target ids) without special tokens
         pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
-        # budget: pairs × longest target ≤ max_tokens
-        # (and pairs × longest source ≤ 4 max_tokens)
+        # budget: pairs × longest target ≤ max_tokens (× longest source ≤ 4 max_tokens)
         max_tokens: int,
         seed: int = 0,  # the plan of epoch e depends only on (seed, e)
         shuffle: bool = True,  # False: batches in length order (for evaluation)
-        # DDP world size: every batch must hold at least this many pairs
-        num_shards: int = 1,
-        # True: cut the batches anew every epoch; False: cut once, reshuffle their order
-        rebatch: bool = True,
+        num_shards: int = 1,  # DDP world size: a batch holds at least this many pairs
+        rebatch: bool = True,  # True: cut batches anew each epoch; False: cut them once
     ):
         max_tokens = check_int(max_tokens, "max_tokens", 1)
         if len(pairs) == 0:
             raise ValueError("TokenBatchSampler needs at least one sentence pair")
         self.max_tokens, self.seed = max_tokens, seed
-        self.shuffle, self.num_shards = shuffle, num_shards
-        self.rebatch = rebatch
-        # lengths including the special token each side gets
-        # (EOS on the source, BOS/EOS on the target)
+        self.shuffle, self.num_shards, self.rebatch = shuffle, num_shards, rebatch
+        # lengths with the special tokens (EOS on a source, BOS/EOS on a target)
         self.src_lens = [len(s) + 1 for s, _ in pairs]
         self.tgt_lens = [len(t) + 1 for _, t in pairs]
-        for i, (s, t) in enumerate(zip(self.src_lens, self.tgt_lens)):
-            if t > max_tokens or s > SOURCE_ALLOWANCE * max_tokens:
-                side, n, cap = (
-                    ("target", t, max_tokens)
-                    if t > max_tokens
-                    else ("source", s, SOURCE_ALLOWANCE * max_tokens)
-                )
-                raise ValueError(
-                    f"pair {i} has a {side} of {n} tokens (with EOS/BOS), more than "
-                    f"the budget allows ({cap} with max_tokens={max_tokens}): "
-                    "raise max_tokens or filter out long pairs"
-                )
-        # the next batch to yield is epoch_batches(epoch)[position]
-        self.epoch, self.position = 0, 0
+        self._check_lengths()
+        self.epoch, self.position = 0, 0  # next batch: epoch_batches(epoch)[position]
         self._cache: tuple[int, list[list[int]]] | None = None
-        # epoch 0's batches in length order (rebatch=False)
-        self._first_cut: list[list[int]] | None = None
-        # fail now, not mid-training, if the budget cannot be shared by num_shards ranks
-        self.epoch_batches(0)
+        self._first_cut: list[list[int]] | None = None  # epoch 0's cut (rebatch=False)
+        self.epoch_batches(0)  # fail now if num_shards ranks cannot share the budget
+
+# %% ../nbs/06b_batches.ipynb #cb91325f
+@patch
+def _check_lengths(self: TokenBatchSampler) -> None:
+    "Refuse a pair that does not fit the budget on its own."
+    cap = SOURCE_ALLOWANCE * self.max_tokens
+    for i, (s, t) in enumerate(zip(self.src_lens, self.tgt_lens)):
+        if t > self.max_tokens or s > cap:
+            side, n, limit = (("target", t, self.max_tokens) if t > self.max_tokens
+                              else ("source", s, cap))
+            raise ValueError(
+                f"pair {i} has a {side} of {n} tokens (with EOS/BOS), more than "
+                f"the budget allows ({limit} with max_tokens={self.max_tokens}): "
+                "raise max_tokens or filter out long pairs"
+            )
 
 # %% ../nbs/06b_batches.ipynb #eb605728
 @patch

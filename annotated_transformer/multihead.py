@@ -24,7 +24,8 @@ def _check_heads(h: int, d_model: int, d_k: int | None) -> None:
         raise ValueError(f"h must be a positive number of heads, got h={h}")
     if d_model % h != 0:
         raise ValueError(f"d_model={d_model} is not divisible by h={h}")
-    if d_k is not None and (isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1):
+    bad_d_k = isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1
+    if d_k is not None and bad_d_k:
         raise ValueError(f"d_k must be a positive integer or None, got {d_k!r}")
 
 # %% ../nbs/03_multihead.ipynb #56c8fb23
@@ -35,9 +36,9 @@ class MultiHeadAttention(nn.Module):
         self,
         h: int,  # number of heads
         d_model: int,  # width of the inputs and the output; d_v = d_model // h
-        dropout: float = 0.1,  # on the attention weights (Harvard, PyTorch; not the paper)
-        bias: bool = True,  # biases in the four projections (the paper's formula has none)
-        d_k: int | None = None,  # query/key width per head; None: d_model // h (Table 3, B)
+        dropout: float = 0.1,  # on the weights (Harvard, PyTorch; not in the paper)
+        bias: bool = True,  # biases in the projections (the paper's formula has none)
+        d_k: int | None = None,  # query/key width; None: d_model // h (Table 3, B)
         rotate: Callable[[Tensor, Tensor], Tensor] | None = None,  # RoPE (chapter 04)
     ):
         super().__init__()
@@ -46,14 +47,14 @@ class MultiHeadAttention(nn.Module):
         # d_v = d_model / h: the h heads concatenate to d_model; d_k = d_v unless given
         self.d_v = d_model // h
         self.d_k = self.d_v if d_k is None else d_k
-        self.rotate = rotate  # (x, positions) -> x turned by position (self-attention only)
-        # W^Q, W^K, W^V of all heads at once (head i owns features i*d_k ... (i+1)*d_k - 1)
+        self.rotate = rotate  # (x, positions) -> x turned by position (self-attention)
+        # W^Q, W^K, W^V of all heads at once (head i: features i*d_k ... (i+1)*d_k - 1)
         self.w_q = nn.Linear(d_model, h * self.d_k, bias=bias)
         self.w_k = nn.Linear(d_model, h * self.d_k, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)  # W^O
         self.dropout = nn.Dropout(dropout)
-        self.keep_weights: bool = False  # True: explicit path, weights kept in self.attn
+        self.keep_weights: bool = False  # True: explicit path, weights in self.attn
         self.attn: Tensor | None = None
 
 # %% ../nbs/03_multihead.ipynb #e134a252
@@ -68,7 +69,7 @@ def _set_dropout_p(self: MultiHeadAttention, p: float) -> None:
 # one number for both paths: nn.Dropout on the explicit one, dropout_p on the fused one
 MultiHeadAttention.dropout_p = property(
     _get_dropout_p, _set_dropout_p,
-    doc="Dropout probability on the attention weights (the same number for both paths).")
+    doc="Dropout probability on the attention weights (one number for both paths).")
 
 # %% ../nbs/03_multihead.ipynb #fcd213c8
 @patch
@@ -162,7 +163,8 @@ def forward(
 ) -> Tensor:  # (batch, n_queries, d_model)
     self._check_inputs(query, key, value)
     b, n = query.size(0), query.size(1)
-    q, k, v = self.heads(query, key, value, cache)  # (b,h,n,d_k), (b,h,m,d_k), (b,h,m,d_v)
+    # (b, h, n, d_k), (b, h, m, d_k), (b, h, m, d_v)
+    q, k, v = self.heads(query, key, value, cache)
     mask = self._head_mask(mask, b, n, k.size(2))
     # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)
     if self.keep_weights:
