@@ -33,11 +33,15 @@ __all__ = ['RUN_FILES', 'LOCK_FILE', 'MEMORY_LIMIT_VARIABLE', 'run_markers', 'ru
            'measure_peak']
 
 # %% ../nbs/06e_runs.ipynb #28c95ed1
-RUN_FILES = ("config.json", "metrics.jsonl", "checkpoints/step_*.pt", "tokenizer.model", "corpus.json")  # what runs write
+# what runs write
+RUN_FILES = (
+    "config.json", "metrics.jsonl", "checkpoints/step_*.pt", "tokenizer.model", "corpus.json"
+)
 
 
 def run_markers(out_dir: str | Path) -> list[str]:
-    "What shows that `out_dir` holds a run: its config.json, metrics.jsonl, checkpoints/step_*.pt (empty: no run)."
+    ("What shows that `out_dir` holds a run: its config.json, metrics.jsonl, "
+     "checkpoints/step_*.pt (empty: no run).")
     out = Path(out_dir)
     found = [name for name in ("config.json", "metrics.jsonl") if (out / name).is_file()]
     ckpts = [p for p in (out / "checkpoints").glob("step_*.pt") if checkpoint_step(p) is not None]
@@ -48,25 +52,35 @@ def _listed_data_files(out: Path) -> list[str]:
     "The data builder's files that the run's config.json lists (plain names only)."
     with contextlib.suppress(OSError, ValueError, AttributeError):
         names = json.loads((out / "config.json").read_text(encoding="utf-8")).get("files", [])
-        return [n for n in names if isinstance(n, str) and n and Path(n).name == n and n not in (".", "..")]
+        return [
+            n for n in names
+            if isinstance(n, str) and n and Path(n).name == n and n not in (".", "..")
+        ]
     return []
 
 
 def run_files(out_dir: str | Path) -> list[Path]:
-    "The files of the run in `out_dir`: RUN_FILES, the data files config.json lists, leftovers of interrupted writes."
+    ("The files of the run in `out_dir`: RUN_FILES, the data files config.json lists, "
+     "leftovers of interrupted writes.")
     out = Path(out_dir)
     plain = [name for name in RUN_FILES if "/" not in name and name != "config.json"]
-    names = list(dict.fromkeys([*plain, *_listed_data_files(out), "config.json"]))  # config.json last
-    files = [out / "checkpoints" / p.name for p in sorted((out / "checkpoints").glob(".step_*.pt.*.tmp"))]
+    # config.json last
+    names = list(dict.fromkeys([*plain, *_listed_data_files(out), "config.json"]))
+    files = [
+        out / "checkpoints" / p.name
+        for p in sorted((out / "checkpoints").glob(".step_*.pt.*.tmp"))
+    ]
     files += list_checkpoints(out / "checkpoints") if (out / "checkpoints").is_dir() else []
     files += [out / f".{name}.tmp" for name in names]
-    files += [p for name in names for p in sorted(out.glob(f".{glob.escape(name)}.*.tmp"))]  # (atomic_write_bytes)
+    # (atomic_write_bytes)
+    files += [p for name in names for p in sorted(out.glob(f".{glob.escape(name)}.*.tmp"))]
     files += [out / name for name in names]
     return [p for p in files if p.is_file()]
 
 
 def clear_run(out_dir: str | Path) -> list[Path]:
-    "Delete the run in `out_dir` (the files `run_files` lists, and checkpoints/ if that leaves it empty); returns them."
+    ("Delete the run in `out_dir` (the files `run_files` lists, and checkpoints/ "
+     "if that leaves it empty); returns them.")
     removed = run_files(out_dir)
     for p in removed:
         p.unlink(missing_ok=True)
@@ -75,12 +89,11 @@ def clear_run(out_dir: str | Path) -> list[Path]:
     return removed
 
 # %% ../nbs/06e_runs.ipynb #a1f43189
-LOCK_FILE = ".lock"  # in a run directory: locked by the process that trains there, and holding its PID
-
+# in a run directory: locked by the process that trains there, and holding its PID
+LOCK_FILE = ".lock"
 
 class RunLocked(ValueError):
     "Another process holds the lock of a run directory."
-
 
 def _lock_holder(fd: int) -> str:
     "The PID in a lock file (its holder writes it just after locking: give it a moment)."
@@ -91,9 +104,9 @@ def _lock_holder(fd: int) -> str:
         time.sleep(0.01)
     return "unknown"
 
-
 class RunLock:
-    "An exclusive lock on a run directory (`fcntl.flock` on OUT/.lock, which holds our PID) until `release()` or the process ends."
+    ("An exclusive lock on a run directory (`fcntl.flock` on OUT/.lock, which holds our PID) "
+     "until `release()` or the process ends.")
 
     def __init__(self, out_dir: str | Path):
         self.out, self.path, self.fd = Path(out_dir), Path(out_dir) / LOCK_FILE, None
@@ -104,16 +117,18 @@ class RunLock:
         except OSError as e:
             raise RunWriteError(self.path, e) from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # LOCK_NB: fail at once instead of waiting
+            # LOCK_NB: fail at once instead of waiting
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = _lock_holder(fd)
             os.close(fd)
-            raise RunLocked(f"{self.out} is in use: another process (PID {holder}) is training there; wait for it "
-                            "to end, or stop it first (Ctrl-C, or kill PID: it saves a checkpoint)") from None
+            raise RunLocked(f"{self.out} is in use: another process (PID {holder}) is training "
+                            "there; wait for it to end, or stop it first (Ctrl-C, or kill PID: "
+                            "it saves a checkpoint)") from None
         except OSError as e:  # a file system without locks (some network or FUSE mounts)
             os.close(fd)
-            warnings.warn(f"cannot lock {self.path} ({e.strerror}): nothing stops a second process from training "
-                          f"into {self.out} at the same time")
+            warnings.warn(f"cannot lock {self.path} ({e.strerror}): nothing stops a second "
+                          f"process from training into {self.out} at the same time")
             return
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
@@ -124,7 +139,8 @@ class RunLock:
         if self.fd is not None:
             with contextlib.suppress(OSError):
                 os.ftruncate(self.fd, 0)
-            os.close(self.fd)  # closing the file unlocks it, as does the end of the process, however it ends
+            # closing the file unlocks it, as does the end of the process, however it ends
+            os.close(self.fd)
             self.fd = None
 
     def __enter__(self) -> RunLock:
@@ -135,7 +151,8 @@ class RunLock:
 
 # %% ../nbs/06e_runs.ipynb #1e73b3b4
 def exit_status(signum: int) -> int:
-    "The exit status of a program stopped by signal `signum`, by the shell's convention: 128 + signum (Ctrl-C: 130)."
+    ("The exit status of a program stopped by signal `signum`, by the shell's convention: "
+     "128 + signum (Ctrl-C: 130).")
     return 128 + int(signum)
 
 
@@ -148,10 +165,13 @@ class Stopped(BaseException):
 
 
 class StopSignals:
-    """While active (a `with` block), SIGINT (Ctrl-C) and SIGTERM (`kill`, `timeout`, job schedulers) ask the run to
-    stop. Until `deferring` is set, the first one raises `Stopped` at once; after, a signal only sets `signum`, which a
-    training loop reads between steps (`stop()` is true), so that no step or checkpoint is cut in half. Later signals
-    change nothing."""
+    ("While active (a `with` block), SIGINT (Ctrl-C) and SIGTERM (`kill`, `timeout`, "
+     "job schedulers) ask the run to\n"
+     "    stop. Until `deferring` is set, the first one raises `Stopped` at once; after, "
+     "a signal only sets `signum`, which a\n"
+     "    training loop reads between steps (`stop()` is true), so that no step or "
+     "checkpoint is cut in half. Later signals\n"
+     "    change nothing.")
     signals = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
@@ -172,9 +192,11 @@ class StopSignals:
             raise Stopped(signum)
 
     def __enter__(self) -> StopSignals:
-        if threading.current_thread() is threading.main_thread():  # Python runs handlers in the main thread only
+        # Python runs handlers in the main thread only
+        if threading.current_thread() is threading.main_thread():
             for s in self.signals:
-                if signal.getsignal(s) is not signal.SIG_IGN:  # ignored (a background job, nohup): it stays so
+                # ignored (a background job, nohup): it stays so
+                if signal.getsignal(s) is not signal.SIG_IGN:
                     self._before[s] = signal.signal(s, self._handle)
         return self
 
@@ -184,14 +206,20 @@ class StopSignals:
         self._before = {}
 
 # %% ../nbs/06e_runs.ipynb #0f16b7a1
-MEMORY_LIMIT_VARIABLE = "ANNOTATED_TRANSFORMER_MEMORY_LIMIT"  # e.g. 8G: the most memory a run may use in all
+# e.g. 8G: the most memory a run may use in all
+MEMORY_LIMIT_VARIABLE = "ANNOTATED_TRANSFORMER_MEMORY_LIMIT"
 
 
 def parse_size(text: str) -> int:
-    "Bytes from a size such as 8G, 500MB, 1.5GiB or 123456 (k, M, G, T: powers of 1000; Ki, Mi, Gi, Ti: of 1024)."
-    found = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(i?))?b?\s*", str(text), re.IGNORECASE)
+    ("Bytes from a size such as 8G, 500MB, 1.5GiB or 123456 "
+     "(k, M, G, T: powers of 1000; Ki, Mi, Gi, Ti: of 1024).")
+    found = re.fullmatch(
+        r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(i?))?b?\s*", str(text), re.IGNORECASE
+    )
     if not found:
-        raise ValueError(f"{text!r} is not a size (for example 8G, 500M, 1.5GiB or a number of bytes)")
+        raise ValueError(
+            f"{text!r} is not a size (for example 8G, 500M, 1.5GiB or a number of bytes)"
+        )
     number, unit, binary = float(found.group(1)), (found.group(2) or "").lower(), found.group(3)
     power = "kmgt".index(unit) + 1 if unit else 0
     return int(number * (1024 if binary else 1000) ** power)
@@ -205,7 +233,8 @@ def format_size(n: float) -> str:
 
 
 def _status(field: str) -> int | None:
-    "A size from /proc/self/status (VmRSS, VmHWM, VmSize), in bytes; None where there is no /proc (not Linux)."
+    ("A size from /proc/self/status (VmRSS, VmHWM, VmSize), in bytes; "
+     "None where there is no /proc (not Linux).")
     with contextlib.suppress(OSError, ValueError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith(field + ":"):
@@ -220,7 +249,8 @@ def _read_int(path: Path) -> int | None:
 
 # %% ../nbs/06e_runs.ipynb #1eb6ce95
 def _cgroup_room() -> int | None:
-    "Bytes this process's cgroup may still take (cgroup v2 or v1, Linux): the tightest limit on the way up, less its use."
+    ("Bytes this process's cgroup may still take (cgroup v2 or v1, Linux): "
+     "the tightest limit on the way up, less its use.")
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
@@ -229,10 +259,14 @@ def _cgroup_room() -> int | None:
     for line in lines:
         _, controllers, path = line.split(":", 2)
         if controllers == "":  # v2
-            root, limit_name, use_name, cache_name = Path("/sys/fs/cgroup"), "memory.max", "memory.current", "inactive_file"
+            root, limit_name, use_name, cache_name = (
+                Path("/sys/fs/cgroup"), "memory.max", "memory.current", "inactive_file"
+            )
         elif "memory" in controllers.split(","):  # v1
             root = Path("/sys/fs/cgroup/memory")
-            limit_name, use_name, cache_name = "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
+            limit_name, use_name, cache_name = (
+                "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
+            )
         else:
             continue
         folder = root / path.lstrip("/")
@@ -240,7 +274,8 @@ def _cgroup_room() -> int | None:
             folder = root
         while True:
             limit, use = _read_int(folder / limit_name), _read_int(folder / use_name)
-            if limit is not None and use is not None and limit < 2 ** 60:  # (v1 writes "no limit" as a huge number)
+            # (v1 writes "no limit" as a huge number)
+            if limit is not None and use is not None and limit < 2 ** 60:
                 cache = 0  # page cache that the kernel drops before it runs out: not really in use
                 with contextlib.suppress(OSError):
                     for stat in (folder / "memory.stat").read_text().splitlines():
@@ -254,10 +289,13 @@ def _cgroup_room() -> int | None:
 
 # %% ../nbs/06e_runs.ipynb #28f4af9b
 def memory_capacity(device: str | torch.device = "cpu") -> tuple[int | None, str]:
-    """The most memory this process may use in all, and what sets it: (bytes, a description), or (None, why not).
-    On a CPU it counts resident memory, and the tightest of: `ANNOTATED_TRANSFORMER_MEMORY_LIMIT`, the cgroup's
-    limit, the address-space limit (`ulimit -v`) and the memory the kernel calls available; on CUDA, memory that
-    PyTorch may allocate: the GPU's free memory plus what PyTorch holds already."""
+    ("The most memory this process may use in all, and what sets it: "
+     "(bytes, a description), or (None, why not).\n"
+     "    On a CPU it counts resident memory, and the tightest of: "
+     "`ANNOTATED_TRANSFORMER_MEMORY_LIMIT`, the cgroup's\n"
+     "    limit, the address-space limit (`ulimit -v`) and the memory the kernel calls "
+     "available; on CUDA, memory that\n"
+     "    PyTorch may allocate: the GPU's free memory plus what PyTorch holds already.")
     device = torch.device(device)
     if os.environ.get(MEMORY_LIMIT_VARIABLE):
         try:
@@ -266,13 +304,18 @@ def memory_capacity(device: str | torch.device = "cpu") -> tuple[int | None, str
             raise ValueError(f"{MEMORY_LIMIT_VARIABLE}: {e}") from None
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
-        return free + torch.cuda.memory_reserved(device), f"free memory on {torch.cuda.get_device_name(device)}"
+        return (
+            free + torch.cuda.memory_reserved(device),
+            f"free memory on {torch.cuda.get_device_name(device)}",
+        )
     rss = _status("VmRSS")
     if device.type != "cpu" or rss is None:
         return None, f"not measured on {device.type if device.type != 'cpu' else 'this system'}"
     limits = []
     with contextlib.suppress(OSError, ValueError, IndexError):
-        meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+        meminfo = dict(
+            line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines()
+        )
         limits.append((rss + int(meminfo["MemAvailable"].split()[0]) * 1024, "available memory"))
     if (room := _cgroup_room()) is not None:
         limits.append((rss + room, "the cgroup's memory limit"))
@@ -285,13 +328,16 @@ def memory_capacity(device: str | torch.device = "cpu") -> tuple[int | None, str
 
 # %% ../nbs/06e_runs.ipynb #e01fc107
 def _give_back_free_memory() -> None:
-    "Ask the C library (glibc) to return freed memory to the OS, so that the resident set is what is in use."
-    with contextlib.suppress(Exception):  # other C libraries have no malloc_trim: then nothing happens
+    ("Ask the C library (glibc) to return freed memory to the OS, "
+     "so that the resident set is what is in use.")
+    # other C libraries have no malloc_trim: then nothing happens
+    with contextlib.suppress(Exception):
         ctypes.CDLL(None).malloc_trim(0)
 
 
 def memory_in_use(device: str | torch.device = "cpu") -> int | None:
-    "The memory this process holds now (CPU: the resident set, on Linux; CUDA: what PyTorch allocated), or None."
+    ("The memory this process holds now "
+     "(CPU: the resident set, on Linux; CUDA: what PyTorch allocated), or None.")
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.memory_allocated(device)
@@ -300,8 +346,9 @@ def memory_in_use(device: str | torch.device = "cpu") -> int | None:
 
 
 def measure_peak(fn: Callable[[], Any], device: str | torch.device = "cpu") -> int | None:
-    """Run `fn()` and return the peak memory of this process while it ran, in bytes (CPU: the resident set, on Linux;
-    CUDA: what PyTorch allocated), or None where it cannot be measured."""
+    ("Run `fn()` and return the peak memory of this process while it ran, in bytes "
+     "(CPU: the resident set, on Linux;\n"
+     "    CUDA: what PyTorch allocated), or None where it cannot be measured.")
     device = torch.device(device)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -310,7 +357,9 @@ def measure_peak(fn: Callable[[], Any], device: str | torch.device = "cpu") -> i
         torch.cuda.synchronize(device)
         return torch.cuda.max_memory_allocated(device)
     _give_back_free_memory()
-    try:  # writing 5 to clear_refs sets the kernel's record of the peak resident set (VmHWM) to the current one
+    # writing 5 to clear_refs sets the kernel's record of the peak resident set (VmHWM)
+    # to the current one
+    try:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:  # not Linux (or no /proc)
         fn()

@@ -25,13 +25,14 @@ import torch
 import torch.distributed as dist
 
 from .batching import get_data_builder
-from .checkpoint import (RunWriteError, atomic_write_bytes, checkpoint_step, find_checkpoint,
-                                              list_checkpoints, load_checkpoint)
+from .checkpoint import (RunWriteError, atomic_write_bytes, checkpoint_step,
+                                              find_checkpoint, list_checkpoints, load_checkpoint)
 from .checks import one_line_warnings
 from .copytask import copy_accuracy
 from .model import TransformerConfig, build_model
-from .runs import (LOCK_FILE, RunLock, StopSignals, Stopped, clear_run, exit_status, format_size,
-                                        memory_capacity, run_files, run_markers)
+from .runs import (LOCK_FILE, RunLock, StopSignals, Stopped, clear_run,
+                                        exit_status, format_size, memory_capacity, run_files,
+                                        run_markers)
 from .train_config import TrainConfig, field_types, pick_device, type_name
 from .trainer import StepMemory, StepOutOfMemory, Trainer, init_distributed
 
@@ -46,79 +47,89 @@ _MODEL_HELP = {  # TransformerConfig's fields as flags (its vocabulary sizes com
     "d_ff": "inner width of the feed-forward sublayers",
     "h": "attention heads (must divide d_model)",
     "dropout": "dropout rate P_drop (§5.4)",
-    "share_embeddings": "one weight matrix for source/target embeddings and the pre-softmax projection (§3.4; "
-                        "with two vocabularies, the target embedding and the projection only)",
+    "share_embeddings": "one weight matrix for source/target embeddings and the pre-softmax "
+                        "projection (§3.4; with two vocabularies, the target embedding and the "
+                        "projection only)",
     "norm_first": "pre-norm instead of the paper's post-norm",
     "max_positions": "rows of the positional table: the longest sequence the model accepts",
-    "positional": "positional encoding: sinusoidal (§3.5), learned (Table 3, row E) or rope (rotary, chapter 04)",
+    "positional": "positional encoding: sinusoidal (§3.5), learned (Table 3, row E) "
+                  "or rope (rotary, chapter 04)",
     "init": "weight initialisation: default or harvard (chapter 06)",
-    "d_k": "width of each head's queries and keys; None means d_model / h (Table 3, row B makes it smaller)",
-}
-_OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"}  # read, not listed
-_GROUPS = {
-    "model (§3, Table 3)": ["model", "arch"],
-    "optimisation (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1", "adam_beta2", "adam_eps",
-                                  "max_tokens", "rebatch", "accum_steps", "clip_norm", "steps", "seed"],
-    "data": ["data", "data_options"],
-    "running": ["device", "amp", "compile", "threads", "log_every", "eval_every", "checkpoint_every", "keep_last",
-                "progress"],
-}
-
+    "d_k": "width of each head's queries and keys; None means d_model / h "
+           "(Table 3, row B makes it smaller)"}
+_OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"}  # read, unlisted
+_GROUPS = {"model (§3, Table 3)": ["model", "arch"],
+           "optimisation (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1",
+                                         "adam_beta2", "adam_eps", "max_tokens", "rebatch",
+                                         "accum_steps", "clip_norm", "steps", "seed"],
+           "data": ["data", "data_options"],
+           "running": ["device", "amp", "compile", "threads", "log_every", "eval_every",
+                       "checkpoint_every", "keep_last", "progress"]}
 
 def _key_value(text: str) -> tuple[str, Any]:
-    "Parse KEY=VALUE; VALUE is read as JSON when possible (numbers, true/false), else kept as a string."
+    ("Parse KEY=VALUE; VALUE is read as JSON when possible (numbers, true/false), "
+     "else kept as a string.")
     key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    if not sep or not key: raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     try:
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
 
-
 def _add_flag(group, flag: str, dest: str, kind, help: str) -> None:
-    "A flag for a field of type `kind`: --NAME/--no-NAME for bool, else one value of the type (X | None: of X)."
+    ("A flag for a field of type `kind`: --NAME/--no-NAME for bool, "
+     "else one value of the type (X | None: of X).")
     if kind is bool:
-        group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help)
+        group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction,
+                           default=argparse.SUPPRESS, help=help)
         return
-    scalar = [k for k in typing.get_args(kind) if k is not type(None)] or [kind]  # str | None: a str
+    scalar = [k for k in typing.get_args(kind) if k is not type(None)] or [kind]  # str | None: str
     if len(scalar) != 1 or scalar[0] not in (int, float, str):
         raise TypeError(f"no command-line flag for {flag} of type {type_name(kind)}")
-    group.add_argument(flag, dest=dest, type=scalar[0], default=argparse.SUPPRESS, metavar=scalar[0].__name__.upper(),
-                       help=help)
-
+    group.add_argument(flag, dest=dest, type=scalar[0], default=argparse.SUPPRESS,
+                       metavar=scalar[0].__name__.upper(), help=help)
 
 def _add_model_flags(group, default: TransformerConfig) -> None:
-    "One flag per TransformerConfig field, under its own name (dest 'model.NAME'), with the old spellings unlisted."
+    ("One flag per TransformerConfig field, under its own name (dest 'model.NAME'), "
+     "with the old spellings unlisted.")
     kinds = field_types(TransformerConfig)
-    assert set(kinds) == set(_MODEL_HELP) | {"src_vocab", "tgt_vocab"}, "every model field needs a flag"
+    assert set(kinds) == set(_MODEL_HELP) | {"src_vocab", "tgt_vocab"}, (
+        "every model field needs a flag")
     for name, help in _MODEL_HELP.items():
         _add_flag(group, "--" + name.replace("_", "-"), f"model.{name}", kinds[name],
                   f"{help} (default: {getattr(default, name)})")
     for flag, name in _OLD_MODEL_FLAGS.items():
-        group.add_argument(flag, dest=f"model.{name}", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        group.add_argument(flag, dest=f"model.{name}", type=int, default=argparse.SUPPRESS,
+                           help=argparse.SUPPRESS)
 
 # %% ../nbs/07c_train_command.ipynb #3149e3e5
 def build_parser(config_class: type = TrainConfig) -> argparse.ArgumentParser:
-    "The argument parser of `annotated-transformer train` (one flag per field of the config class, by its type)."
+    ("The argument parser of `annotated-transformer train` "
+     "(one flag per field of the config class, by its type).")
     parser = argparse.ArgumentParser(
         prog="annotated-transformer train",
-        description="Train a Transformer (chapter 07c of The Annotated Transformer). Settings: the defaults "
-                    "(the paper's base model), then --config FILE, then the flags given. Under torchrun "
-                    "(torchrun --nproc_per_node=N -m annotated_transformer.train_command ...) it trains with DDP.")
+        description="Train a Transformer (chapter 07c of The Annotated Transformer). "
+                    "Settings: the defaults (the paper's base model), then --config FILE, "
+                    "then the flags given. Under torchrun (torchrun --nproc_per_node=N "
+                    "-m annotated_transformer.train_command ...) it trains with DDP.")
     run = parser.add_argument_group("run directory")
-    run.add_argument("--config", type=Path, metavar="FILE", help="JSON file of settings (keys as below, with underscores)")
+    run.add_argument("--config", type=Path, metavar="FILE",
+                     help="JSON file of settings (keys as below, with underscores)")
     run.add_argument("--out", type=Path, default=Path("runs/train"), metavar="DIR",
-                     help="run directory: config.json, metrics.jsonl, checkpoints/ (default: runs/train). A new run "
-                          "needs one that holds no run (no config.json, metrics.jsonl or checkpoints/step_*.pt)")
+                     help="run directory: config.json, metrics.jsonl, checkpoints/ "
+                          "(default: runs/train). A new run needs one that holds no run "
+                          "(no config.json, metrics.jsonl or checkpoints/step_*.pt)")
     run.add_argument("--resume", nargs="?", const="latest", metavar="CKPT",
-                     help="continue the run in --out from its newest checkpoint (from step 0 if it stopped before "
-                          "the first), or continue from CKPT (a file or run directory) in an --out without a run")
+                     help="continue the run in --out from its newest checkpoint "
+                          "(from step 0 if it stopped before the first), or continue from CKPT "
+                          "(a file or run directory) in an --out without a run")
     run.add_argument("--overwrite", action="store_true",
-                     help="start over in an --out that holds a run: first delete that run's config.json, "
-                          "metrics.jsonl, checkpoints/step_*.pt and data files (tokenizer.model, corpus.json, ...); "
+                     help="start over in an --out that holds a run: first delete that run's "
+                          "config.json, metrics.jsonl, checkpoints/step_*.pt and data files "
+                          "(tokenizer.model, corpus.json, ...); "
                           "other files in --out are left alone")
-    run.add_argument("--print-config", action="store_true", help="print the resolved settings as JSON and exit")
+    run.add_argument("--print-config", action="store_true",
+                     help="print the resolved settings as JSON and exit")
     fields = {f.name: f for f in dataclasses.fields(config_class)}
     kinds = field_types(config_class)
     model_default = config_class().model
@@ -141,8 +152,8 @@ def build_parser(config_class: type = TrainConfig) -> argparse.ArgumentParser:
 
 # %% ../nbs/07c_train_command.ipynb #2a08c23c
 # settings that may differ when resuming: they do not change what the next update computes
-RESUMABLE_CHANGES = {"steps", "device", "amp", "compile", "threads", "log_every", "eval_every", "checkpoint_every",
-                     "keep_last", "progress"}
+RESUMABLE_CHANGES = {"steps", "device", "amp", "compile", "threads", "log_every", "eval_every",
+                     "checkpoint_every", "keep_last", "progress"}
 
 
 def _read_json_config(path: Path) -> dict:
@@ -161,19 +172,24 @@ def _run_config(out: Path) -> dict:
     "The training settings recorded in OUT/config.json, to start its run again from step 0."
     info = _read_json_config(out / "config.json")
     if not isinstance(info.get("train"), dict):
-        raise ValueError(f"{out / 'config.json'} has no 'train' settings: it was not written by this program")
+        raise ValueError(f"{out / 'config.json'} has no 'train' settings: "
+                         "it was not written by this program")
     origin = info.get("resumed_from")
-    if origin and not _inside(Path(origin), out):  # a fork of another run: it starts from that checkpoint, not 0
-        raise ValueError(f"{out} continued {origin} and stopped before its first checkpoint: start it again with "
-                         f"--resume {origin} --overwrite")
+    # a fork of another run: it starts from that checkpoint, not 0
+    if origin and not _inside(Path(origin), out):
+        raise ValueError(f"{out} continued {origin} and stopped before its first checkpoint: "
+                         f"start it again with --resume {origin} --overwrite")
     return info["train"]
 
 # %% ../nbs/07c_train_command.ipynb #10ddb1ed
 def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
-    "Defaults ← (resumed run's settings) ← --config file ← flags; and the checkpoint to resume from (None: none yet)."
+    ("Defaults ← (resumed run's settings) ← --config file ← flags; "
+     "and the checkpoint to resume from (None: none yet).")
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     flags = {k: v for k, v in vars(args).items() if k in names}
-    model_flags = {k.removeprefix("model."): v for k, v in vars(args).items() if k.startswith("model.")}
+    model_flags = {
+        k.removeprefix("model."): v for k, v in vars(args).items() if k.startswith("model.")
+    }
     if "data_options" in flags:
         flags["data_options"] = dict(flags["data_options"])
     from_file = _read_json_config(args.config) if args.config else {}
@@ -182,23 +198,37 @@ def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
         target = Path(args.out if args.resume == "latest" else args.resume)
         if args.resume == "latest" and target.is_dir() and not list_checkpoints(target):
             if not (target / "config.json").is_file():
-                raise FileNotFoundError(f"nothing to resume in {target}: it holds no checkpoint (step_*.pt) and no "
-                                        "config.json" + ("; start over with --overwrite" if run_markers(target) else ""))
-            saved = _run_config(target)  # stopped before its first checkpoint: it starts again from step 0
+                raise FileNotFoundError(
+                    f"nothing to resume in {target}: it holds no checkpoint (step_*.pt) and no "
+                    "config.json" + ("; start over with --overwrite" if run_markers(target) else "")
+                )
+            # stopped before its first checkpoint: it starts again from step 0
+            saved = _run_config(target)
         else:
             resume_from = find_checkpoint(target)
             saved = load_checkpoint(resume_from).get("train_config", {})
-    cfg = TrainConfig.from_dict({**saved, **from_file}, source=str(args.config) if args.config else "checkpoint")
+    cfg = TrainConfig.from_dict(
+        {**saved, **from_file}, source=str(args.config) if args.config else "checkpoint"
+    )
     values = cfg.to_dict()
     cfg = TrainConfig.from_dict({**values, **flags, "model": {**values["model"], **model_flags}},
                                 source="the command line")
-    if saved:  # (a checkpoint's settings may use the names from before TrainConfig.model: compare them resolved)
+    # (a checkpoint's settings may use the names from before TrainConfig.model:
+    # compare them resolved)
+    if saved:
         before, now = TrainConfig.from_dict(saved, source="checkpoint").to_dict(), cfg.to_dict()
-        changes = [(f"model.{k}", v, now["model"][k]) for k, v in before.pop("model").items() if now["model"][k] != v]
-        changes += [(k, v, now[k]) for k, v in before.items() if now[k] != v and k not in RESUMABLE_CHANGES]
+        changes = [
+            (f"model.{k}", v, now["model"][k])
+            for k, v in before.pop("model").items() if now["model"][k] != v
+        ]
+        changes += [
+            (k, v, now[k]) for k, v in before.items()
+            if now[k] != v and k not in RESUMABLE_CHANGES
+        ]
         if changes:
             key, old, new = changes[0]
-            raise ValueError(f"cannot change {key} when resuming (the run used {old!r}, got {new!r}); "
+            raise ValueError(f"cannot change {key} when resuming "
+                             f"(the run used {old!r}, got {new!r}); "
                              f"only {', '.join(sorted(RESUMABLE_CHANGES))} may change")
     return cfg, resume_from
 
@@ -208,70 +238,78 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def run_start(args: argparse.Namespace, resume_from: Path | None) -> str:
-    "How the run begins in args.out: 'new', 'resume', 'restart' (step 0) or 'overwrite'; ValueError if runs would mix."
+    ("How the run begins in args.out: 'new', 'resume', 'restart' (step 0) or 'overwrite'; "
+     "ValueError if runs would mix.")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a run directory")
     if args.overwrite:
         if args.resume and (resume_from is None or _inside(resume_from, out)):
-            raise ValueError(f"--overwrite would delete the run in {out} that --resume continues: give one or the other")
+            raise ValueError(f"--overwrite would delete the run in {out} that --resume continues: "
+                             "give one or the other")
         return "overwrite"
     marks = run_markers(out)
     if not args.resume:
         if marks:
-            raise ValueError(f"{out} already holds a run ({', '.join(marks)}): continue it with --resume, or start "
-                             "over with --overwrite (deletes that run's files)")
+            raise ValueError(f"{out} already holds a run ({', '.join(marks)}): "
+                             "continue it with --resume, "
+                             "or start over with --overwrite (deletes that run's files)")
         return "new"
     if resume_from is None:
         return "restart"
     if _inside(resume_from, out):
-        later = [p for p in list_checkpoints(out) if (checkpoint_step(p) or 0) > (checkpoint_step(resume_from) or 0)]
+        later = [
+            p for p in list_checkpoints(out)
+            if (checkpoint_step(p) or 0) > (checkpoint_step(resume_from) or 0)
+        ]
         if later:
-            raise ValueError(f"{out} has checkpoints after {resume_from.name} (the newest: {later[-1].name}): resuming "
-                             f"from {resume_from.name} would replace them; move those away first, or resume into "
-                             "another --out")
+            raise ValueError(f"{out} has checkpoints after {resume_from.name} "
+                             f"(the newest: {later[-1].name}): resuming "
+                             f"from {resume_from.name} would replace them; move those away first, "
+                             "or resume into another --out")
         return "resume"
     if marks:
-        raise ValueError(f"{out} holds another run ({', '.join(marks)}): resuming {resume_from} there would mix two "
-                         "runs; resume into a directory without a run, or clear it first with --overwrite")
+        raise ValueError(f"{out} holds another run ({', '.join(marks)}): "
+                         f"resuming {resume_from} there would mix two runs; "
+                         "resume into a directory without a run, "
+                         "or clear it first with --overwrite")
     return "resume"
 
 # %% ../nbs/07c_train_command.ipynb #3ddee72c
 def _print_record(record: dict) -> None:
     if "loss" in record:
-        print(f"step {record['step']:>7}  loss {record['loss']:.4f}  nll {record['nll']:.4f}  lr {record['lr']:.3e}  "
-              f"{record['tokens_per_s']:,.0f} tokens/s", flush=True)
+        print(f"step {record['step']:>7}  loss {record['loss']:.4f}  nll {record['nll']:.4f}  "
+              f"lr {record['lr']:.3e}  {record['tokens_per_s']:,.0f} tokens/s", flush=True)
     else:
-        print(f"step {record['step']:>7}  dev loss {record['dev_loss']:.4f}  dev nll {record['dev_nll']:.4f}  "
-              f"dev ppl {record['dev_ppl']:.2f}", flush=True)
-
+        print(f"step {record['step']:>7}  dev loss {record['dev_loss']:.4f}  "
+              f"dev nll {record['dev_nll']:.4f}  dev ppl {record['dev_ppl']:.2f}", flush=True)
 
 def _rank() -> int:
     return int(os.environ.get("RANK", 0))
 
-
 def _continue_command(out: Path) -> str:
     "The command that continues the run in `out` (under torchrun, with as many processes)."
     world = int(os.environ.get("WORLD_SIZE", 1))
-    launcher = (f"torchrun --nproc_per_node={world} -m annotated_transformer.train_command" if world > 1
-                else "annotated-transformer train")
+    launcher = (f"torchrun --nproc_per_node={world} -m annotated_transformer.train_command"
+                if world > 1 else "annotated-transformer train")
     return f"{launcher} --resume --out {shlex.quote(str(out))}"
 
-
 def _saved_state(out: Path) -> tuple[str, bool]:
-    "What `out` holds to go on from, for the line that ends a run early: (its newest complete checkpoint, can --resume)."
+    ("What `out` holds to go on from, for the line that ends a run early: "
+     "(its newest complete checkpoint, can --resume).")
     if not Path(out).is_dir():
         return f"the run directory {out} is gone", False
     ckpts = list_checkpoints(out)
     if ckpts:
-        return f"the newest complete checkpoint is {ckpts[-1]} (step {checkpoint_step(ckpts[-1])})", True
+        return (f"the newest complete checkpoint is {ckpts[-1]} "
+                f"(step {checkpoint_step(ckpts[-1])})", True)
     if (Path(out) / "config.json").is_file():
         return "no checkpoint was written yet", True  # --resume starts it again from step 0
     return "nothing of the run was saved", False
 
-
 def _stop_line(out: Path, step: int | None = None, checkpoint: Path | None = None) -> str:
-    "The line a stopped run prints: the step, its checkpoint and the command that continues (from `out` if not given)."
+    ("The line a stopped run prints: the step, its checkpoint and the command that continues "
+     "(from `out` if not given).")
     if step is None:  # stopped outside the training loop: tell from what the directory holds
         ckpts = list_checkpoints(out) if Path(out).is_dir() else []
         if not ckpts and not (Path(out) / "config.json").is_file():
@@ -280,18 +318,18 @@ def _stop_line(out: Path, step: int | None = None, checkpoint: Path | None = Non
     saved = f"checkpoint {checkpoint}" if checkpoint is not None else "no checkpoint yet"
     return f"stopped at step {step}: {saved}; continue with: {_continue_command(out)}"
 
-
 def _lock(out: Path) -> RunLock:
-    "Make `out` if needed and lock it (rank 0), so that no other process can train there while this one runs."
+    ("Make `out` if needed and lock it (rank 0), "
+     "so that no other process can train there while this one runs.")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RunWriteError(out, e) from None
     return RunLock(out)
 
-
 def _remove_if_unused(out: Path) -> None:
-    "Remove a directory this command made, if nothing but its lock file went into it (the run never started)."
+    ("Remove a directory this command made, if nothing but its lock file went into it "
+     "(the run never started).")
     with contextlib.suppress(OSError):
         if set(os.listdir(out)) <= {LOCK_FILE}:
             (out / LOCK_FILE).unlink(missing_ok=True)
@@ -309,14 +347,17 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             if args.print_config:
                 print(json.dumps(cfg.to_dict(), indent=2))
                 return 0
-            pick_device(cfg.device)  # e.g. --device cuda on a machine without CUDA: now, not after building the data
-            if _rank() == 0 and (out.is_dir() or not out.exists()):  # (a file in the way: run_start says so)
+            # e.g. --device cuda on a machine without CUDA: now, not after building the data
+            pick_device(cfg.device)
+            # (a file in the way: run_start says so)
+            if _rank() == 0 and (out.is_dir() or not out.exists()):
                 made = not out.exists()
-                held.enter_context(_lock(out))  # before looking at what the directory holds: no one else changes it
+                # before looking at what the directory holds: no one else changes it
+                held.enter_context(_lock(out))
             start = run_start(args, resume_from)
             if start == "restart" and _rank() == 0:
-                print(f"{parser.prog}: note: {args.out} has no checkpoint yet: its run starts again from step 0",
-                      file=sys.stderr)
+                print(f"{parser.prog}: note: {args.out} has no checkpoint yet: "
+                      "its run starts again from step 0", file=sys.stderr)
             return _train(cfg, out, resume_from, argv, start=start, stop=stop)
     except Stopped as e:  # a signal before the training loop (or after it): no step was cut short
         if _rank() == 0:
@@ -327,11 +368,14 @@ def train_main(argv: Sequence[str] | None = None) -> int:
         then = f": once that is fixed, continue with: {_continue_command(out)}" if resumable else ""
         parser.exit(1, f"{parser.prog}: error: {e}; {saved}{then}\n")
     except StepOutOfMemory as e:
-        saved = f"checkpoint {e.checkpoint} (step {checkpoint_step(e.checkpoint)})" if e.checkpoint else "nothing was saved"
-        parser.exit(1, f"{parser.prog}: stopped: {e}; {saved}. Less memory per step: a new run with --max-tokens "
-                       f"{max(1, cfg.max_tokens // 2)} --accum-steps {2 * cfg.accum_steps} (as many tokens per "
-                       f"update); or free memory and continue with: {_continue_command(out)}\n")
-    except (ValueError, FileNotFoundError, ModuleNotFoundError) as e:  # (a missing extra: its install command)
+        saved = (f"checkpoint {e.checkpoint} (step {checkpoint_step(e.checkpoint)})"
+                 if e.checkpoint else "nothing was saved")
+        parser.exit(1, f"{parser.prog}: stopped: {e}; {saved}. Less memory per step: "
+                       f"a new run with --max-tokens {max(1, cfg.max_tokens // 2)} "
+                       f"--accum-steps {2 * cfg.accum_steps} (as many tokens per update); "
+                       f"or free memory and continue with: {_continue_command(out)}\n")
+    # (a missing extra: its install command)
+    except (ValueError, FileNotFoundError, ModuleNotFoundError) as e:
         parser.exit(2, f"{parser.prog}: error: {e}\n")
     except FloatingPointError as e:
         parser.exit(1, f"{parser.prog}: stopped: {e}\n")
@@ -357,50 +401,57 @@ def _write_data_files(out: Path, files: dict) -> None:
 
 # %% ../nbs/07c_train_command.ipynb #03650975
 def _check_data(cfg: TrainConfig, data, files: dict[str, bytes], out: Path, start: str) -> None:
-    "Refuse data that cannot train this model, and a data file that would replace a user's own file in `out`."
-    for side, vocab, pairs in [("source", data.src_vocab, data.train), ("target", data.tgt_vocab, data.train)]:
+    ("Refuse data that cannot train this model, "
+     "and a data file that would replace a user's own file in `out`.")
+    for side, vocab, pairs in [("source", data.src_vocab, data.train),
+                               ("target", data.tgt_vocab, data.train)]:
         k = 0 if side == "source" else 1
         top = max((max(p[k], default=0) for p in pairs), default=0)
         if top >= vocab:
-            raise ValueError(f"the training data holds {side} id {top}, outside the {side} vocabulary of {vocab}")
+            raise ValueError(f"the training data holds {side} id {top}, "
+                             f"outside the {side} vocabulary of {vocab}")
     if start == "new":  # a user's own file of the same name is never replaced
         for name, content in files.items():
             if (out / name).is_file() and (out / name).read_bytes() != content:
-                raise ValueError(f"{out / name} is in the way: the data builder writes a different {name} "
-                                 "there. Move it away, or use another --out")
-
+                raise ValueError(f"{out / name} is in the way: the data builder writes a "
+                                 f"different {name} there. Move it away, or use another --out")
 
 def _code_version() -> dict:
-    "Which code trains: the package's directory and, in a git checkout, its commit and whether the package differs."
+    ("Which code trains: the package's directory and, in a git checkout, its commit and "
+     "whether the package differs.")
     here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
-    git = lambda *a: subprocess.run(["git", "-C", str(here), *a], capture_output=True, text=True, timeout=10)
+    git = lambda *a: subprocess.run(["git", "-C", str(here), *a], capture_output=True, text=True,
+                                    timeout=10)
     unknown = {"path": str(here), "commit": None, "modified": None}
     try:
-        tracked = git("ls-files", "--", ".")  # empty when `here` is, say, site-packages inside someone's repository
+        # empty when `here` is, say, site-packages inside someone's repository
+        tracked = git("ls-files", "--", ".")
         commit = git("rev-parse", "--short", "HEAD")
         changed = git("status", "--porcelain", "--", ".")
     except (OSError, subprocess.SubprocessError):  # no git: the directory is all there is to say
         return unknown
     if commit.returncode != 0 or tracked.returncode != 0 or not tracked.stdout.strip():
         return unknown
-    return {"path": str(here), "commit": commit.stdout.strip(), "modified": bool(changed.stdout.strip())}
+    return {"path": str(here), "commit": commit.stdout.strip(),
+            "modified": bool(changed.stdout.strip())}
 
-
-def _write_run_config(out: Path, cfg: TrainConfig, trainer: Trainer, data, files: dict[str, bytes], argv,
-                      world: int, resume_from: Path | None, memory: dict | None = None) -> None:
+def _write_run_config(out: Path, cfg: TrainConfig, trainer: Trainer, data,
+                      files: dict[str, bytes], argv, world: int, resume_from: Path | None,
+                      memory: dict | None = None) -> None:
     "config.json (settings, model, data, command, provenance), then the data builder's files."
     info = {"train": cfg.to_dict(), "model": trainer.model_config,
-            "data": {"name": cfg.data, "src_vocab": data.src_vocab, "tgt_vocab": data.tgt_vocab, "pad": data.pad,
-                     "bos": data.bos, "eos": data.eos, "train_pairs": len(data.train),
-                     "dev_pairs": len(data.dev), "meta": data.meta},
+            "data": {"name": cfg.data, "src_vocab": data.src_vocab,
+                     "tgt_vocab": data.tgt_vocab, "pad": data.pad, "bos": data.bos, "eos": data.eos,
+                     "train_pairs": len(data.train), "dev_pairs": len(data.dev), "meta": data.meta},
             "files": sorted(files),  # the data builder's files (--overwrite deletes them too)
-            "command": (["annotated-transformer", "train", *argv] if argv is not None  # called as the CLI command
+            "command": (["annotated-transformer", "train", *argv]
+                        if argv is not None  # called as the CLI command
                         else [Path(sys.argv[0]).name, *sys.argv[1:]]),  # python -m / torchrun
             "code": _code_version(),  # provenance: which commit made these numbers
             "world_size": world, "device": str(trainer.device), "threads": torch.get_num_threads(),
-            "memory": memory,  # a step's measured peak on the largest batch, and what was available (bytes)
-            "torch": torch.__version__,
-            "resumed_from": str(resume_from) if resume_from else None,
+            # a step's measured peak on the largest batch, and what was available (bytes)
+            "memory": memory,
+            "torch": torch.__version__, "resumed_from": str(resume_from) if resume_from else None,
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -411,7 +462,8 @@ def _write_run_config(out: Path, cfg: TrainConfig, trainer: Trainer, data, files
     _write_data_files(out, files)
 
 # %% ../nbs/07c_train_command.ipynb #412016ef
-SMALL_MODEL_WORK = 1e10  # parameters × tokens per batch below which one CPU thread trains fastest (measured below)
+# parameters × tokens per batch below which one CPU thread trains fastest (measured below)
+SMALL_MODEL_WORK = 1e10
 
 
 def choose_threads(
@@ -420,21 +472,27 @@ def choose_threads(
     device: torch.device,  # where it trains
     default: int | None = None,  # PyTorch's choice (default: torch.get_num_threads() now)
 ) -> int:
-    "CPU threads for the run: --threads if given; else one for a small model on a CPU, PyTorch's default otherwise."
+    ("CPU threads for the run: --threads if given; "
+     "else one for a small model on a CPU, PyTorch's default otherwise.")
     if cfg.threads:
         return cfg.threads
     if device.type == "cpu" and parameters * cfg.max_tokens < SMALL_MODEL_WORK:
-        return 1  # threads that each get a sliver of a small step wait for each other more than they work
+        # threads that each get a sliver of a small step wait for each other more than they work
+        return 1
     return default or torch.get_num_threads()
 
 # %% ../nbs/07c_train_command.ipynb #c870e0f5
-MEMORY_MARGIN = 1.1  # a run starts only if a step's measured need, and a tenth more, fits in what it may use
+# a run starts only if a step's measured need, and a tenth more, fits in what it may use
+MEMORY_MARGIN = 1.1
 
 
-def _memory_budget(memory: StepMemory, capacity: float, cfg: TrainConfig, world: int) -> tuple[int, int] | None:
-    "The largest --max-tokens, with the --accum-steps that keeps about as many tokens per update, whose steps fit."
+def _memory_budget(memory: StepMemory, capacity: float, cfg: TrainConfig,
+                   world: int) -> tuple[int, int] | None:
+    ("The largest --max-tokens, with the --accum-steps that keeps about as many tokens per update, "
+     "whose steps fit.")
     per_update, accum = cfg.max_tokens * cfg.accum_steps, cfg.accum_steps + 1
-    while (sentences := memory.sentences_at(max_tokens := math.ceil(per_update / accum), world)) > 0:
+    while (sentences := memory.sentences_at(max_tokens := math.ceil(per_update / accum),
+                                            world)) > 0:
         if memory.at(sentences) * MEMORY_MARGIN <= capacity:
             return max_tokens, accum
         accum += 1
@@ -442,54 +500,67 @@ def _memory_budget(memory: StepMemory, capacity: float, cfg: TrainConfig, world:
 
 
 def check_memory(trainer: Trainer, cfg: TrainConfig, resuming: bool = False) -> dict:
-    "Measure what a step takes (`Trainer.step_memory`); a ValueError (one line) if it will not fit, else the figures."
+    ("Measure what a step takes (`Trainer.step_memory`); "
+     "a ValueError (one line) if it will not fit, else the figures.")
     capacity, source = memory_capacity(trainer.device)
-    if capacity is not None and trainer.device.type == "cpu":  # the processes on one machine share its memory
+    # the processes on one machine share its memory
+    if capacity is not None and trainer.device.type == "cpu":
         capacity //= int(os.environ.get("LOCAL_WORLD_SIZE", 1))
     try:
         memory = trainer.step_memory(limit=capacity)
     except StepOutOfMemory as e:  # even the measurement did not fit
-        raise ValueError(f"a training step does not fit in memory: {e}, with {format_size(capacity or 0)} available "
-                         f"({source}): use a much smaller --max-tokens, and a larger --accum-steps to keep the tokens "
-                         "per update") from None
+        raise ValueError(f"a training step does not fit in memory: {e}, "
+                         f"with {format_size(capacity or 0)} available ({source}): "
+                         "use a much smaller --max-tokens, "
+                         "and a larger --accum-steps to keep the tokens per update") from None
     fits = memory is None or capacity is None or memory.peak * MEMORY_MARGIN <= capacity
     if trainer.world > 1:  # every process stops, or none
         flag = torch.tensor([int(fits)], device=trainer.device)
         dist.all_reduce(flag, op=dist.ReduceOp.MIN)
         if fits and not flag.item():
-            raise ValueError("a training step does not fit in the memory of another process (it says how much)")
+            raise ValueError("a training step does not fit in the memory of another process "
+                             "(it says how much)")
     if not fits:
         lengths = f"{memory.tgt_len} target tokens" + (f" and {memory.src_len} source tokens"
                                                      if memory.src_len != memory.tgt_len else "")
-        need = (f"a training step needs about {format_size(memory.peak)} of memory (measured on the longest pairs: "
-                f"{memory.sentences} sentences of {lengths}{' per process' if trainer.world > 1 else ''})")
+        need = (f"a training step needs about {format_size(memory.peak)} of memory "
+                f"(measured on the longest pairs: {memory.sentences} sentences of {lengths}"
+                f"{' per process' if trainer.world > 1 else ''})")
         budget = _memory_budget(memory, capacity, cfg, trainer.world)
         if budget is None:
-            advice = "even one sentence of the longest pairs does not fit: use a smaller model, or leave out long pairs"
+            advice = ("even one sentence of the longest pairs does not fit: "
+                      "use a smaller model, or leave out long pairs")
         elif resuming:
-            advice = (f"this run cannot continue here (its --max-tokens cannot change); a new run would fit with "
+            advice = (f"this run cannot continue here (its --max-tokens cannot change); "
+                      "a new run would fit with "
                       f"--max-tokens {budget[0]} --accum-steps {budget[1]}")
         else:
-            advice = (f"use --max-tokens {budget[0]} --accum-steps {budget[1]} (about as many tokens per update, "
-                      f"in smaller batches)")
+            advice = (f"use --max-tokens {budget[0]} --accum-steps {budget[1]} "
+                      f"(about as many tokens per update, in smaller batches)")
         raise ValueError(f"{need}, but {format_size(capacity)} is available ({source}): {advice}")
-    return {"step_peak": memory.peak if memory else None, "available": capacity, "available_from": source,
+    return {"step_peak": memory.peak if memory else None, "available": capacity,
+            "available_from": source,
             "largest_batch": [memory.sentences, memory.src_len, memory.tgt_len] if memory else None}
 
 # %% ../nbs/07c_train_command.ipynb #27f72b6f
-def _start_line(trainer: Trainer, world: int, pairs: int, parameters: int, steps: int, memory: dict) -> str:
-    "The line a run starts with: where it trains, on what, from which step, and its memory at the largest batch."
+def _start_line(trainer: Trainer, world: int, pairs: int, parameters: int, steps: int,
+                memory: dict) -> str:
+    ("The line a run starts with: where it trains, on what, from which step, "
+     "and its memory at the largest batch.")
     step_memory = (f"memory at the largest batch: {format_size(memory['step_peak'])} of "
-                   f"{format_size(memory['available'])} available" if memory["step_peak"] and memory["available"]
+                   f"{format_size(memory['available'])} available"
+                   if memory["step_peak"] and memory["available"]
                    else "memory per step: not measured here")
     threads = torch.get_num_threads()
-    return (f"training on {trainer.device} × {world} ({threads} thread{'s' * (threads > 1)}): {pairs} "
-            f"pairs, {parameters:,} parameters, steps {trainer.step} → {steps}; {step_memory}")
+    return (f"training on {trainer.device} × {world} ({threads} thread{'s' * (threads > 1)}): "
+            f"{pairs} pairs, {parameters:,} parameters, steps {trainer.step} → {steps}; "
+            f"{step_memory}")
 
 # %% ../nbs/07c_train_command.ipynb #f513b60e
 def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: str = "new",
            stop: StopSignals | None = None) -> int:
-    "Train into `out`; `start` (from run_start): new, resume (from resume_from), restart (from step 0) or overwrite."
+    ("Train into `out`; `start` (from run_start): new, resume (from resume_from), "
+     "restart (from step 0) or overwrite.")
     default_threads = torch.get_num_threads()
     torch.set_num_threads(cfg.threads or 1)  # one until the model's size is known (below)
     rank, world = init_distributed(cfg.device)
@@ -498,52 +569,54 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
         data = get_data_builder(cfg.data)(cfg)
         files = _data_file_bytes(data.files)
         _check_data(cfg, data, files, out, start)
-        model = build_model(dataclasses.replace(cfg.model, src_vocab=data.src_vocab, tgt_vocab=data.tgt_vocab), cfg.arch)
+        model = build_model(dataclasses.replace(cfg.model, src_vocab=data.src_vocab,
+                                                tgt_vocab=data.tgt_vocab), cfg.arch)
         parameters = sum(p.numel() for p in model.parameters())
-        torch.set_num_threads(choose_threads(cfg, parameters, pick_device(cfg.device), default_threads))
+        torch.set_num_threads(choose_threads(cfg, parameters, pick_device(cfg.device),
+                                             default_threads))
         torch.manual_seed(cfg.seed + rank)  # dropout differs between ranks
         trainer = Trainer(model, data.train, cfg, dev_pairs=data.dev, out_dir=out,
                           pad=data.pad, bos=data.bos, eos=data.eos)
-        if trainer.device.type == "cuda":
-            torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls outside autocast: TF32 tensor cores
-        if not cfg.progress:
-            trainer.on_log = _print_record
-        memory = check_memory(trainer, cfg, resuming=resume_from is not None)  # before anything is written
+        if trainer.device.type == "cuda":  # float32 matmuls outside autocast: TF32 tensor cores
+            torch.backends.cuda.matmul.allow_tf32 = True
+        if not cfg.progress: trainer.on_log = _print_record
+        memory = check_memory(trainer, cfg, resuming=resume_from is not None)  # before any writes
         if rank == 0 and start == "overwrite" and (removed := clear_run(out)):
-            print(f"--overwrite: deleted the run that was in {out} ({len(removed)} files)", flush=True)
-        if rank == 0 and start == "restart":
-            trainer.rewind_metrics()  # its records all come again
-        if rank == 0 and start in ("resume", "restart"):  # temporary files of writes a crash cut short
-            for leftover in run_files(out):
+            print(f"--overwrite: deleted the run that was in {out} ({len(removed)} files)",
+                  flush=True)
+        if rank == 0 and start == "restart": trainer.rewind_metrics()  # its records all come again
+        if rank == 0 and start in ("resume", "restart"):
+            for leftover in run_files(out):  # temporary files of writes a crash cut short
                 if leftover.name.endswith(".tmp"):
                     leftover.unlink(missing_ok=True)
-        if resume_from is not None:
-            trainer.load(resume_from)
+        if resume_from is not None: trainer.load(resume_from)
         if rank == 0:
             _write_run_config(out, cfg, trainer, data, files, argv, world, resume_from, memory)
-            print(_start_line(trainer, world, len(data.train), parameters, cfg.steps, memory), flush=True)
-        if stop is not None:
-            stop.deferring = True  # from now on a signal ends the run between two updates, with a checkpoint
+            print(_start_line(trainer, world, len(data.train), parameters, cfg.steps, memory),
+                  flush=True)
+        # from now on a signal ends the run between two updates, with a checkpoint
+        if stop is not None: stop.deferring = True
         try:
             trainer.fit(stop=stop)
         finally:
-            if stop is not None:
-                stop.deferring = False
+            if stop is not None: stop.deferring = False
         if trainer.stopped:
             if rank == 0:
-                print(f"annotated-transformer train: {_stop_line(out, trainer.step, trainer.last_checkpoint)}",
+                print("annotated-transformer train: "
+                      f"{_stop_line(out, trainer.step, trainer.last_checkpoint)}",
                       file=sys.stderr, flush=True)
             return exit_status(trainer.stopped)
         if rank == 0:
-            print(f"done: step {trainer.step}; newest checkpoint {trainer.last_checkpoint or '(none written)'}",
-                  flush=True)
-            if data.meta.get("task") == "copy" and data.dev:  # a toy task can say plainly whether it learned
+            print(f"done: step {trainer.step}; newest checkpoint "
+                  f"{trainer.last_checkpoint or '(none written)'}", flush=True)
+            # a toy task can say plainly whether it learned
+            if data.meta.get("task") == "copy" and data.dev:
                 acc = copy_accuracy(trainer.model, data.dev)
-                print(f"exact copies of the {len(data.dev)} held-out sequences (greedy decoding): {acc:.1%}", flush=True)
+                print(f"exact copies of the {len(data.dev)} held-out sequences "
+                      f"(greedy decoding): {acc:.1%}", flush=True)
         return 0
     finally:
-        if world > 1 and dist.is_initialized():
-            dist.destroy_process_group()
+        if world > 1 and dist.is_initialized(): dist.destroy_process_group()
 
 # %% ../nbs/07c_train_command.ipynb #0f5403f9
 def main(argv: Sequence[str] | None = None) -> int:
@@ -552,5 +625,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # %% ../nbs/07c_train_command.ipynb #323a6559
 #| eval: false
-if __name__ == "__main__":  # python -m annotated_transformer.train_command, or torchrun -m annotated_transformer.train_command
+# python -m annotated_transformer.train_command,
+# or torchrun -m annotated_transformer.train_command
+if __name__ == "__main__":
     sys.exit(main())

@@ -23,9 +23,11 @@ import torch.nn as nn
 from fastcore.basics import patch
 from tqdm import tqdm
 
-from .batching import (BOS, EOS, PAD, SOURCE_ALLOWANCE, Batch, TokenBatchSampler, make_batch)
-from .checkpoint import (RunWriteError, append_line, atomic_write_bytes, checkpoint_path,
-                                              checkpoint_step, find_checkpoint, list_checkpoints, load_checkpoint,
+from .batching import (BOS, EOS, PAD, SOURCE_ALLOWANCE, Batch,
+                                            TokenBatchSampler, make_batch)
+from .checkpoint import (RunWriteError, append_line, atomic_write_bytes,
+                                              checkpoint_path, checkpoint_step, find_checkpoint,
+                                              list_checkpoints, load_checkpoint,
                                               prune_checkpoints, rng_state, save_checkpoint)
 from .checks import check_special_ids
 from .loss import LabelSmoothingLoss, Seq2SeqLoss, make_optimizer
@@ -39,53 +41,61 @@ __all__ = ['Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
 # %% ../nbs/07b_trainer.ipynb #6a048c94
 _DDP_ARGS = set(inspect.signature(nn.parallel.DistributedDataParallel.__init__).parameters)
 
-
 class Trainer:
-    "Train an `EncoderDecoder` on (source ids, target ids) pairs: one process, or one of many under torchrun."
+    ("Train an `EncoderDecoder` on (source ids, target ids) pairs: "
+     "one process, or one of many under torchrun.")
 
     def __init__(
         self,
         model: nn.Module,  # an EncoderDecoder from make_model
-        pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # training pairs, without special tokens
-        cfg: TrainConfig | None = None,  # the recipe (the model's own settings come from model.config)
+        # training pairs, without special tokens
+        pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
+        # the recipe (the model's own settings come from model.config)
+        cfg: TrainConfig | None = None,
         *,
         dev_pairs: Sequence | None = None,  # held-out pairs for evaluation
-        out_dir: str | Path | None = None,  # where metrics.jsonl and checkpoints/ go (None: nowhere)
+        # where metrics.jsonl and checkpoints/ go (None: nowhere)
+        out_dir: str | Path | None = None,
         pad: int = PAD, bos: int = BOS, eos: int = EOS,
     ):
         self.cfg = (cfg or TrainConfig()).validate()
         check_special_ids(pad, bos, eos)
         self.pad, self.bos, self.eos = pad, bos, eos
-        self.rank, self.world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+        self.rank, self.world = ((dist.get_rank(), dist.get_world_size()) if dist.is_initialized()
+                                 else (0, 1))
         self.is_main = self.rank == 0
         self.device = pick_device(self.cfg.device, int(os.environ.get("LOCAL_RANK", 0)))
         self.model_config = model_config_dict(model)  # what checkpoints store to rebuild it
         self.model = unwrap(model).to(self.device)
-        self.criterion = LabelSmoothingLoss(self.model_config["tgt_vocab"], pad, self.cfg.label_smoothing, reduction="sum")
+        self.criterion = LabelSmoothingLoss(self.model_config["tgt_vocab"], pad,
+                                            self.cfg.label_smoothing, reduction="sum")
         self.loss_module = Seq2SeqLoss(self.model, self.criterion)
         self.step_module, self.ddp = self.loss_module, None
-        if self.world > 1:  # gradients are averaged over ranks in backward; no buffer changes, so no broadcasts
+        # gradients are averaged over ranks in backward; no buffer changes, so no broadcasts
+        if self.world > 1:
             ids = [self.device] if self.device.type == "cuda" else None
-            # the buffers (positional table, masks) are the same on every rank: never re-broadcast them
-            no_sync = ({"forward_sync_buffers": False} if "forward_sync_buffers" in _DDP_ARGS  # torch >= 2.13
-                       else {"broadcast_buffers": False})
-            self.ddp = nn.parallel.DistributedDataParallel(self.loss_module, device_ids=ids, **no_sync)
+            # buffers (positional table, masks) are the same on every rank: never re-broadcast them
+            no_sync = ({"forward_sync_buffers": False}  # torch >= 2.13
+                       if "forward_sync_buffers" in _DDP_ARGS else {"broadcast_buffers": False})
+            self.ddp = nn.parallel.DistributedDataParallel(self.loss_module, device_ids=ids,
+                                                           **no_sync)
             self.step_module = self.ddp
-        if self.cfg.compile:  # shapes vary from batch to batch: after the first recompilation, dynamic shapes
+        if self.cfg.compile:  # batch shapes vary: after the first recompilation, dynamic shapes
             self.step_module = torch.compile(self.step_module)
         self.optimizer, self.scheduler = make_optimizer(
             self.model, self.model_config["d_model"], self.cfg.warmup, self.cfg.lr_factor,
             (self.cfg.adam_beta1, self.cfg.adam_beta2), self.cfg.adam_eps)
         self.pairs, self.dev_pairs = pairs, dev_pairs
-        self.sampler = TokenBatchSampler(pairs, self.cfg.max_tokens, seed=self.cfg.seed, num_shards=self.world,
-                                         rebatch=self.cfg.rebatch)
+        self.sampler = TokenBatchSampler(pairs, self.cfg.max_tokens, seed=self.cfg.seed,
+                                         num_shards=self.world, rebatch=self.cfg.rebatch)
         self.autocast = lambda: autocast_context(self.device, self.cfg.amp)
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.step, self.history = 0, []
-        self.on_log: Callable[[dict], None] | None = None  # called with every logged record (rank 0)
+        self.on_log: Callable[[dict], None] | None = None  # called with each logged record (rank 0)
         self._stream: Iterator[list[int]] | None = None
         self.resumed_from: Path | None = None  # the checkpoint `load` read
-        self.last_checkpoint: Path | None = None  # the newest checkpoint this trainer wrote (or resumed from)
+        # the newest checkpoint this trainer wrote (or resumed from)
+        self.last_checkpoint: Path | None = None
         self._out_checked = False
         self.stopped = 0  # why the last fit() stopped early: what stop() returned (0: it did not)
         self._in_update = False  # True while the optimizer changes the weights
@@ -94,7 +104,9 @@ class Trainer:
 @patch
 def _micro_batch(self: Trainer, indices: list[int]) -> Batch:
     mine = indices[self.rank::self.world]  # this rank's share of the global batch
-    return make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos).to(self.device, non_blocking=True)
+    return make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos).to(
+        self.device, non_blocking=True
+    )
 
 
 @patch
@@ -113,8 +125,11 @@ def train_step(self: Trainer, batches: list[list[int]]) -> dict:
         sync = contextlib.nullcontext() if last or self.ddp is None else self.ddp.no_sync()
         with sync:
             with self.autocast():
-                loss_sum, nll_sum = self.step_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask)
-            # backward of S·W/N: DDP's average over W ranks then gives the gradient of (Σ all losses)/N
+                loss_sum, nll_sum = self.step_module(
+                    batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask
+                )
+            # backward of S·W/N: DDP's average over W ranks then gives the gradient of
+            # (Σ all losses)/N
             (loss_sum * (self.world / ntokens)).backward()
         sums += torch.stack([loss_sum.detach(), nll_sum.detach()]).double()
     if self.world > 1:
@@ -122,19 +137,24 @@ def train_step(self: Trainer, batches: list[list[int]]) -> dict:
     loss, nll = (sums / ntokens).tolist()
     step = self.step + 1
     if not math.isfinite(loss):
-        raise FloatingPointError(f"the loss became {loss} at step {step}: stopping before the update. "
-                                 "Try a smaller lr_factor, a longer warmup, or clip_norm.")
-    grad_norm = float(nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm or float("inf")))
+        raise FloatingPointError(f"the loss became {loss} at step {step}: stopping before the "
+                                 "update. Try a smaller lr_factor, a longer warmup, or clip_norm.")
+    grad_norm = float(
+        nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm or float("inf"))
+    )
     if not math.isfinite(grad_norm):
-        raise FloatingPointError(f"the gradient norm became {grad_norm} at step {step}: stopping before the update.")
+        raise FloatingPointError(f"the gradient norm became {grad_norm} at step {step}: "
+                                 "stopping before the update.")
     lr = self.optimizer.param_groups[0]["lr"]
-    self._in_update = True  # (running out of memory from here on would leave the weights half updated)
+    # (running out of memory from here on would leave the weights half updated)
+    self._in_update = True
     self.optimizer.step()
     self.scheduler.step()
     self._in_update = False
     self.step = step
-    return {"step": step, "epoch": self.sampler.epoch, "loss": loss, "nll": nll, "lr": lr, "grad_norm": grad_norm,
-            "tgt_tokens": ntokens, "src_tokens": src_tokens, "seconds": time.perf_counter() - start}
+    return {"step": step, "epoch": self.sampler.epoch, "loss": loss, "nll": nll, "lr": lr,
+            "grad_norm": grad_norm, "tgt_tokens": ntokens, "src_tokens": src_tokens,
+            "seconds": time.perf_counter() - start}
 
 # %% ../nbs/07b_trainer.ipynb #875b38b0
 @patch
@@ -149,9 +169,11 @@ def next_batches(self: Trainer) -> list[list[int]]:
 def fit(
     self: Trainer,
     steps: int | None = None,  # train until this many updates have been made (default: cfg.steps)
-    stop: Callable[[], int | bool] | None = None,  # asked before every update: a true value stops the run (see below)
+    # asked before every update: a true value stops the run (see below)
+    stop: Callable[[], int | bool] | None = None,
 ) -> list[dict]:
-    "Train until `steps` updates have been made, or until `stop()` asks to stop after an update; returns the logged records."
+    ("Train until `steps` updates have been made, or until `stop()` asks to stop after an update; "
+     "returns the logged records.")
     steps = self.cfg.steps if steps is None else steps
     self._check_out_dir()
     first, last_saved, window = self.step, None, []
@@ -161,17 +183,20 @@ def fit(
     try:
         while self.step < steps:
             if stop is not None and (wish := self._agree_to_stop(stop())):
-                if window:  # the records of the steps since the last log line: nothing done is left unwritten
+                # the records of the steps since the last log line: nothing done is left unwritten
+                if window:
                     self.log(self._summarise(window))
                 self.stopped = wish
                 break
-            before, failure = self._position(), None  # where to go back to if this update runs out of memory
+            # where to go back to if this update runs out of memory
+            before, failure = self._position(), None
             try:
                 window.append(self.train_step(self.next_batches()))
             except Exception as e:
                 if not _is_out_of_memory(e):
                     raise
-                failure = type(e).__name__  # (handled below, once the error and the activations it holds are gone)
+                # (handled below, once the error and the activations it holds are gone)
+                failure = type(e).__name__
             if failure is not None:
                 self._out_of_memory(before, failure)
             bar.update(1)
@@ -195,12 +220,14 @@ def fit(
 # %% ../nbs/07b_trainer.ipynb #63cc1614
 @patch
 def _agree_to_stop(self: Trainer, wish: int | bool) -> int:
-    "This process's wish to stop (0: none), or under DDP the largest wish of any rank, so that all stop after one step."
+    ("This process's wish to stop (0: none), or under DDP the largest wish of any rank, "
+     "so that all stop after one step.")
     wish = int(wish or 0)
     if self.world == 1:
         return wish
     flag = torch.tensor([wish], dtype=torch.int64, device=self.device)
-    dist.all_reduce(flag, op=dist.ReduceOp.MAX)  # one number per step, and only when a stop can be asked for
+    # one number per step, and only when a stop can be asked for
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
     return int(flag.item())
 
 # %% ../nbs/07b_trainer.ipynb #9379f6a2
@@ -215,12 +242,14 @@ def _summarise(self: Trainer, window: list[dict]) -> dict:
             "loss": sum(r["loss"] * r["tgt_tokens"] for r in window) / n, "nll": nll,
             "ppl": math.exp(min(nll, 50.0)), "lr": window[-1]["lr"],
             "grad_norm": sum(r["grad_norm"] for r in window) / len(window),
-            "tokens_per_s": tokens / seconds, "tgt_tokens_per_s": n / seconds, "steps_per_s": len(window) / seconds}
+            "tokens_per_s": tokens / seconds, "tgt_tokens_per_s": n / seconds,
+            "steps_per_s": len(window) / seconds}
 
 
 @patch
 def log(self: Trainer, record: dict) -> None:
-    "Keep `record` in `history` and (rank 0, with out_dir) append it to OUT/metrics.jsonl, a whole line or nothing."
+    ("Keep `record` in `history` and (rank 0, with out_dir) append it to OUT/metrics.jsonl, "
+     "a whole line or nothing.")
     self.history.append(record)
     if self.is_main and self.on_log is not None:
         self.on_log(record)
@@ -237,19 +266,27 @@ def evaluate(self: Trainer, pairs: Sequence | None = None) -> dict:
     sums = torch.zeros(3, dtype=torch.float64, device=self.device)
     plan = TokenBatchSampler(pairs, self.cfg.max_tokens, shuffle=False).epoch_batches(0)
     for indices in plan[self.rank::self.world]:
-        batch = make_batch([pairs[i] for i in indices], self.pad, self.bos, self.eos).to(self.device)
+        batch = make_batch(
+            [pairs[i] for i in indices], self.pad, self.bos, self.eos
+        ).to(self.device)
         with self.autocast():
-            loss, nll = self.loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask)
-        sums += torch.tensor([float(loss), float(nll), batch.ntokens], dtype=torch.float64, device=self.device)
+            loss, nll = self.loss_module(
+                batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask
+            )
+        sums += torch.tensor(
+            [float(loss), float(nll), batch.ntokens], dtype=torch.float64, device=self.device
+        )
     if self.world > 1:
         dist.all_reduce(sums)
     self.model.train()
     loss, nll, n = sums.tolist()
-    return {"step": self.step, "dev_loss": loss / n, "dev_nll": nll / n, "dev_ppl": math.exp(min(nll / n, 50.0))}
+    return {"step": self.step, "dev_loss": loss / n, "dev_nll": nll / n,
+            "dev_ppl": math.exp(min(nll / n, 50.0))}
 
 # %% ../nbs/07b_trainer.ipynb #b77b89a4
 class StepOutOfMemory(RuntimeError):
-    "A training update ran out of memory; `checkpoint` holds the run at its last completed update (`step`)."
+    ("A training update ran out of memory; "
+     "`checkpoint` holds the run at its last completed update (`step`).")
 
     def __init__(self, message: str, step: int, checkpoint: Path | None):
         super().__init__(message)
@@ -257,14 +294,17 @@ class StepOutOfMemory(RuntimeError):
 
 
 def _is_out_of_memory(e: BaseException) -> bool:
-    "CUDA's out-of-memory error, Python's MemoryError, or a CPU allocation that PyTorch could not make."
+    ("CUDA's out-of-memory error, Python's MemoryError, "
+     "or a CPU allocation that PyTorch could not make.")
     return isinstance(e, (torch.OutOfMemoryError, MemoryError)) or (
         isinstance(e, RuntimeError) and "can't allocate memory" in str(e))
 
 
 def _torch_generators() -> tuple:
-    "The states of PyTorch's CPU and CUDA generators: all that a training step draws from (dropout)."
-    return torch.get_rng_state(), (torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
+    ("The states of PyTorch's CPU and CUDA generators: "
+     "all that a training step draws from (dropout).")
+    return torch.get_rng_state(), (torch.cuda.get_rng_state_all() if torch.cuda.is_available()
+                                   else None)
 
 
 def _set_torch_generators(states: tuple) -> None:
@@ -275,13 +315,15 @@ def _set_torch_generators(states: tuple) -> None:
 
 @patch
 def _position(self: Trainer) -> tuple:
-    "Where the run is between two updates, as far as an update changes it before its weights: data and generators."
+    ("Where the run is between two updates, as far as an update changes it before its weights: "
+     "data and generators.")
     return self.sampler.epoch, self.sampler.position, _torch_generators()
 
 
 @patch
 def _out_of_memory(self: Trainer, before: tuple, failure: str) -> None:
-    "Go back to the state after the last completed update, save it (where possible), and raise StepOutOfMemory."
+    ("Go back to the state after the last completed update, save it (where possible), "
+     "and raise StepOutOfMemory.")
     failed = self.step + 1
     self.optimizer.zero_grad(set_to_none=True)
     if self.device.type == "cuda":
@@ -290,10 +332,13 @@ def _out_of_memory(self: Trainer, before: tuple, failure: str) -> None:
     self._stream = None  # the next batches are drawn again from the restored position
     _set_torch_generators(generators)
     where = f"out of memory in update {failed} on {self.device} ({failure})"
-    newest = list_checkpoints(self.out_dir)[-1] if self.out_dir is not None and list_checkpoints(self.out_dir) else None
-    if self._in_update or self.world > 1 or self.out_dir is None:  # weights half updated, or a collective save
+    newest = (list_checkpoints(self.out_dir)[-1]
+              if self.out_dir is not None and list_checkpoints(self.out_dir) else None)
+    # weights half updated, or a collective save
+    if self._in_update or self.world > 1 or self.out_dir is None:
         raise StepOutOfMemory(where, self.step, newest)
-    if self.step > 0 and not checkpoint_path(self.out_dir, self.step).is_file():  # (step 0: nothing to save)
+    # (step 0: nothing to save)
+    if self.step > 0 and not checkpoint_path(self.out_dir, self.step).is_file():
         newest = self.save()
     raise StepOutOfMemory(where, self.step, newest)
 
@@ -314,13 +359,18 @@ def save(self: Trainer, path: str | Path | None = None) -> Path | None:
     if not self.is_main or (path is None and self.out_dir is None):
         return None
     path = checkpoint_path(self.out_dir, self.step) if path is None else Path(path)
-    if self.out_dir is not None and not self.out_dir.is_dir():  # deleted or moved while training: say so, do not rebuild it
-        raise RunWriteError(path, OSError(errno.ENOENT, f"the run directory {self.out_dir} is gone"))
-    save_checkpoint(path, self.model, self.optimizer, self.scheduler, step=self.step, sampler=self.sampler,
-                    model_config=self.model_config, train_config=self.cfg.to_dict(), rng=states)
+    # deleted or moved while training: say so, do not rebuild it
+    if self.out_dir is not None and not self.out_dir.is_dir():
+        raise RunWriteError(
+            path, OSError(errno.ENOENT, f"the run directory {self.out_dir} is gone")
+        )
+    save_checkpoint(path, self.model, self.optimizer, self.scheduler, step=self.step,
+                    sampler=self.sampler, model_config=self.model_config,
+                    train_config=self.cfg.to_dict(), rng=states)
     self.last_checkpoint = path
     if path.parent == (self.out_dir / "checkpoints" if self.out_dir else None):
-        prune_checkpoints(self.out_dir, self.cfg.keep_last, upto=self.step)  # never a later step's file
+        # never a later step's file
+        prune_checkpoints(self.out_dir, self.cfg.keep_last, upto=self.step)
     return path
 
 
@@ -340,7 +390,8 @@ def load(self: Trainer, path: str | Path) -> dict:
 # %% ../nbs/07b_trainer.ipynb #305d44df
 @patch
 def rewind_metrics(self: Trainer) -> list[dict]:
-    "Keep the records of OUT/metrics.jsonl up to `self.step` (rank 0); a torn last line is dropped with a warning."
+    ("Keep the records of OUT/metrics.jsonl up to `self.step` (rank 0); "
+     "a torn last line is dropped with a warning.")
     metrics = self.out_dir / "metrics.jsonl"
     if not metrics.exists():
         return []
@@ -356,11 +407,14 @@ def rewind_metrics(self: Trainer) -> list[dict]:
             if not isinstance(record, dict) or not isinstance(record.get("step"), int):
                 raise ValueError("no step number")
         except ValueError as e:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
-            if number == len(lines):  # the write of the last record was cut short (power loss, full disk)
-                warnings.warn(f"{metrics}: line {number} is incomplete (a write cut short?): dropped it")
+            # the write of the last record was cut short (power loss, full disk)
+            if number == len(lines):
+                warnings.warn(
+                    f"{metrics}: line {number} is incomplete (a write cut short?): dropped it"
+                )
                 continue
-            raise ValueError(f"{metrics}: line {number} is not a metrics record ({e}): fix or delete that "
-                             "line, then resume again") from None
+            raise ValueError(f"{metrics}: line {number} is not a metrics record ({e}): "
+                             "fix or delete that line, then resume again") from None
         if record["step"] <= self.step:  # lines logged after the checkpoint are logged again
             kept.append(line)
             records.append(record)
@@ -370,20 +424,27 @@ def rewind_metrics(self: Trainer) -> list[dict]:
 
 @patch
 def _check_out_dir(self: Trainer) -> None:
-    "Before the first update (rank 0): out_dir must not hold another run's metrics or checkpoints; it is made if new."
+    ("Before the first update (rank 0): out_dir must not hold another run's metrics or "
+     "checkpoints; it is made if new.")
     if self._out_checked or self.out_dir is None or not self.is_main:
         return
-    later = [p for p in list_checkpoints(self.out_dir / "checkpoints") if (checkpoint_step(p) or 0) > self.step]
+    later = [
+        p for p in list_checkpoints(self.out_dir / "checkpoints")
+        if (checkpoint_step(p) or 0) > self.step
+    ]
     if self.resumed_from is None and self.step == 0:
         metrics = self.out_dir / "metrics.jsonl"
         if later or (metrics.exists() and metrics.stat().st_size > 0):
-            raise ValueError(f"{self.out_dir} already holds a run (metrics.jsonl or checkpoints): load() its "
-                             "newest checkpoint to continue it, or train into another directory")
+            raise ValueError(f"{self.out_dir} already holds a run (metrics.jsonl or checkpoints): "
+                             "load() its newest checkpoint to continue it, "
+                             "or train into another directory")
     elif later:
-        raise ValueError(f"{self.out_dir} has checkpoints after step {self.step} (the newest: {later[-1].name}): "
+        raise ValueError(f"{self.out_dir} has checkpoints after step {self.step} "
+                         f"(the newest: {later[-1].name}): "
                          "continuing from here would replace them")
     try:
-        self.out_dir.mkdir(parents=True, exist_ok=True)  # once: a directory that vanishes later is an error, not remade
+        # once: a directory that vanishes later is an error, not remade
+        self.out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RunWriteError(self.out_dir, e) from None
     self._out_checked = True
@@ -392,11 +453,14 @@ def _check_out_dir(self: Trainer) -> None:
 @dataclass
 class StepMemory:
     "The memory of a training step on the largest batch, measured by `Trainer.step_memory` (bytes)."
-    peak: int  # the most memory the process holds in a step on the largest batch (CPU: resident; CUDA: allocated)
+    # the most memory the process holds in a step on the largest batch
+    # (CPU: resident; CUDA: allocated)
+    peak: int
     sentences: int  # the largest batch (per rank): this many sentence pairs ...
     src_len: int  # ... of this many source tokens (padded, with EOS)
     tgt_len: int  # ... and target tokens
-    fixed: int  # the straight line drawn from the measurements: peak = fixed + per_sentence × sentences
+    # the straight line drawn from the measurements: peak = fixed + per_sentence × sentences
+    fixed: int
     per_sentence: float
     measured: tuple[int, ...]  # the batch sizes (in sentences) that were run
 
@@ -405,32 +469,40 @@ class StepMemory:
         return int(self.fixed + self.per_sentence * sentences)
 
     def sentences_at(self, max_tokens: int, world: int = 1) -> int:
-        "Pairs per rank in the largest batch under another token budget (0: not even one of the longest pairs fits)."
+        ("Pairs per rank in the largest batch under another token budget "
+         "(0: not even one of the longest pairs fits).")
         return _pairs_per_rank(max_tokens, self.src_len, self.tgt_len, world)
 
 
 def _pairs_per_rank(max_tokens: int, src_len: int, tgt_len: int, world: int) -> int:
-    "How many pairs of these lengths a batch holds under the budget (chapter 06b's rule), and each of `world` ranks."
+    ("How many pairs of these lengths a batch holds under the budget (chapter 06b's rule), "
+     "and each of `world` ranks.")
     return -(-int(max_tokens // max(tgt_len, src_len / SOURCE_ALLOWANCE)) // world)
 
 
 @patch
 def largest_batch(self: Trainer) -> tuple[int, int, int]:
-    "(sentence pairs per rank, source length, target length) of the largest batch: the longest pairs, at the budget."
+    ("(sentence pairs per rank, source length, target length) of the largest batch: "
+     "the longest pairs, at the budget.")
     src_len, tgt_len = max(self.sampler.src_lens), max(self.sampler.tgt_lens)
-    return max(1, _pairs_per_rank(self.cfg.max_tokens, src_len, tgt_len, self.world)), src_len, tgt_len
+    return (max(1, _pairs_per_rank(self.cfg.max_tokens, src_len, tgt_len, self.world)),
+            src_len, tgt_len)
 
 
 @patch
 def _probe(self: Trainer, sentences: int, src_len: int, tgt_len: int) -> int | None:
-    "The peak memory of one forward and backward pass on `sentences` pairs of these lengths (gradients dropped after)."
-    token = lambda vocab: next(i for i in range(vocab) if i not in (self.pad, self.bos, self.eos))  # any real token
-    pair = ([token(self.model_config["src_vocab"])] * (src_len - 1), [token(self.model_config["tgt_vocab"])] * (tgt_len - 1))
+    ("The peak memory of one forward and backward pass on `sentences` pairs of these lengths "
+     "(gradients dropped after).")
+    # any real token
+    token = lambda vocab: next(i for i in range(vocab) if i not in (self.pad, self.bos, self.eos))
+    pair = ([token(self.model_config["src_vocab"])] * (src_len - 1),
+            [token(self.model_config["tgt_vocab"])] * (tgt_len - 1))
     batch = make_batch([pair] * sentences, self.pad, self.bos, self.eos).to(self.device)
 
     def forward_backward():
         with self.autocast():
-            loss, _ = self.loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask)
+            loss, _ = self.loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask,
+                                       batch.tgt_mask)
         loss.backward()
     try:
         return measure_peak(forward_backward, self.device)
@@ -441,13 +513,16 @@ def _probe(self: Trainer, sentences: int, src_len: int, tgt_len: int) -> int | N
 @patch
 def step_memory(
     self: Trainer,
-    limit: int | None = None,  # the memory the process may use (bytes): a measurement that might not fit is not run
+    # the memory the process may use (bytes): a measurement that might not fit is not run
+    limit: int | None = None,
     probe_tokens: int = 1000,  # the middle measurement: at least about this many target tokens
 ) -> StepMemory | None:
-    "Measure what a training step on the largest batch takes (see the text); None where memory cannot be measured."
+    ("Measure what a training step on the largest batch takes (see the text); "
+     "None where memory cannot be measured.")
     sentences, src_len, tgt_len = self.largest_batch()
-    # an eighth of the largest batch, but at least probe_tokens (up to half the batch): on very small tensors the
-    # allocator's overhead would inflate the rate; before it, a first step up the ladder, and after it, a quarter
+    # an eighth of the largest batch, but at least probe_tokens (up to half the batch):
+    # on very small tensors the allocator's overhead would inflate the rate; before it,
+    # a first step up the ladder, and after it, a quarter
     small = max(1, sentences // 8, min(sentences // 2, -(-probe_tokens // tgt_len)))
     ladder = sorted({max(1, small // 8), small, min(sentences, 2 * small)})
     generators, was_training = _torch_generators(), self.model.training
@@ -456,7 +531,8 @@ def step_memory(
     try:
         before = memory_in_use(self.device)  # the weights and everything else, without a step
         for n in ladder if before is not None else []:
-            if measured and limit is not None:  # the line so far says this one might not fit: stop climbing
+            # the line so far says this one might not fit: stop climbing
+            if measured and limit is not None:
                 (m, peak) = measured[-1]
                 if before + (peak - before) * n / m >= limit:
                     break
@@ -467,7 +543,8 @@ def step_memory(
     except Exception as e:
         if not _is_out_of_memory(e):
             raise
-        failed = f"{n} of the {sentences} longest pairs of the largest batch ran out of memory ({type(e).__name__})"
+        failed = (f"{n} of the {sentences} longest pairs of the largest batch ran out of memory "
+                  f"({type(e).__name__})")
     finally:
         _set_torch_generators(generators)
         self.model.train(was_training)
@@ -479,15 +556,17 @@ def step_memory(
     (m, peak) = measured[-1]
     per_sentence, fixed = max(0.0, (peak - before) / m), float(before)
     weights = sum(p.numel() * p.element_size() for p in self.model.parameters())
-    fixed += (0 if self.optimizer.state else 2 * weights) + (weights if self.world > 1 else 0)  # Adam; DDP's buckets
-    return StepMemory(int(fixed + per_sentence * sentences), sentences, src_len, tgt_len, int(fixed), per_sentence,
-                      tuple(n for n, _ in measured))
+    # Adam; DDP's buckets
+    fixed += (0 if self.optimizer.state else 2 * weights) + (weights if self.world > 1 else 0)
+    return StepMemory(int(fixed + per_sentence * sentences), sentences, src_len, tgt_len,
+                      int(fixed), per_sentence, tuple(n for n, _ in measured))
 
 # %% ../nbs/07b_trainer.ipynb #04a3b671
 def init_distributed(
     device: str | None = "auto",  # the training device setting (cuda → nccl, anything else → gloo)
 ) -> tuple[int, int]:
-    "Join the process group described by torchrun's environment (RANK, WORLD_SIZE, ...); returns (rank, world_size)."
+    ("Join the process group described by torchrun's environment (RANK, WORLD_SIZE, ...); "
+     "returns (rank, world_size).")
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     world = int(os.environ.get("WORLD_SIZE", "1"))
