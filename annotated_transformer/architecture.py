@@ -31,10 +31,15 @@ _BOXES = [
     ("linear", 1, 9.3, "Linear", "#d9d2e9"),
     ("softmax", 1, 10.2, "Softmax", "#cfe8cf"),
 ]
+
+# %% ../nbs/00_introduction.ipynb #bfeb8a3c
 GROUPS = {  # names a chapter can highlight -> boxes
     "attention": ["encoder_attention", "decoder_self_attention", "cross_attention"],
     "masking": ["decoder_self_attention", "cross_attention", "encoder_attention"],
-    "add_norm": ["encoder_add_norm_1", "encoder_add_norm_2", "decoder_add_norm_1", "decoder_add_norm_2", "decoder_add_norm_3"],
+    "add_norm": [
+        "encoder_add_norm_1", "encoder_add_norm_2",
+        "decoder_add_norm_1", "decoder_add_norm_2", "decoder_add_norm_3",
+    ],
     "feed_forward": ["encoder_feed_forward", "decoder_feed_forward"],
     "embeddings": ["input_embedding", "output_embedding"],
     "positional": ["positional_encoder", "positional_decoder"],
@@ -44,76 +49,114 @@ GROUPS = {  # names a chapter can highlight -> boxes
 }
 
 # %% ../nbs/00_introduction.ipynb #1399af27
-_X, _W, _H = {0: 1.9, 1: 5.1}, 2.2, 0.72  # column centres (encoder, decoder), box width and height
+# column centres (encoder, decoder), box width and height
+_X, _W, _H = {0: 1.9, 1: 5.1}, 2.2, 0.72
 _RED, _INK, _GREY = "#c0392b", "#111", "#999"
 
 
 def _arrow(ax, x0, y0, x1, y1):
-    ax.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=2,
-                arrowprops=dict(arrowstyle="-|>", lw=0.9, color="#333", shrinkA=0, shrinkB=0))
+    ax.annotate(
+        "", xy=(x1, y1), xytext=(x0, y0), zorder=2,
+        arrowprops=dict(arrowstyle="-|>", lw=0.9, color="#333", shrinkA=0, shrinkB=0),
+    )
 
 
 def _box(ax, lit, fs, name, col, y, label, colour):
-    "One sublayer: coloured when nothing is highlighted or it is, grey otherwise; red frame when highlighted."
+    ("One sublayer: coloured when nothing is highlighted or it is, grey otherwise; "
+     "red frame when highlighted.")
     on = not lit or name in lit
-    ax.add_patch(FancyBboxPatch((_X[col] - _W / 2, y - _H / 2), _W, _H, boxstyle="round,pad=0.03,rounding_size=0.12",
-                                fc=colour if on else "#f3f3f3", ec=_RED if name in lit else ("#444" if on else "#bbb"),
-                                lw=2.4 if name in lit else 0.9, zorder=3))
-    ax.text(_X[col], y, label, ha="center", va="center", fontsize=fs, zorder=4, color=_INK if on else _GREY)
+    ax.add_patch(FancyBboxPatch(
+        (_X[col] - _W / 2, y - _H / 2), _W, _H,
+        boxstyle="round,pad=0.03,rounding_size=0.12",
+        fc=colour if on else "#f3f3f3",
+        ec=_RED if name in lit else ("#444" if on else "#bbb"),
+        lw=2.4 if name in lit else 0.9, zorder=3,
+    ))
+    ax.text(
+        _X[col], y, label, ha="center", va="center", fontsize=fs, zorder=4,
+        color=_INK if on else _GREY,
+    )
 
 # %% ../nbs/00_introduction.ipynb #d37f0f5a
 def _positional(ax, lit, fs):
-    "The positional encodings (∿) and the sums (+) that add them to the embeddings, in both stacks."
+    ("The positional encodings (∿) and the sums (+) that add them to the embeddings, "
+     "in both stacks.")
     for col, name in ((0, "positional_encoder"), (1, "positional_decoder")):
-        on, edge, lw = not lit or name in lit, _RED if name in lit else "#444", 2 if name in lit else 0.9
+        on = not lit or name in lit
+        edge, lw = _RED if name in lit else "#444", 2 if name in lit else 0.9
         x, y, sx = _X[col], 2.0, _X[col] + (-1.45 if col == 0 else 1.45)
         ax.add_patch(Circle((x, y), 0.17, fc="white", ec=edge, lw=lw, zorder=3))
         ax.text(x, y, "+", ha="center", va="center", fontsize=fs + 1, zorder=4)
         ax.add_patch(Circle((sx, y), 0.24, fc="white", ec=edge, lw=lw, zorder=3))
-        ax.text(sx, y, "∿", ha="center", va="center", fontsize=fs + 3, zorder=4, color=_INK if on else _GREY)
-        ax.text(sx, y - 0.55, "Positional\nEncoding", ha="center", va="top", fontsize=fs - 1, color=_INK if on else _GREY)
-        ax.plot([sx + (0.24 if col == 0 else -0.24), x + (-0.17 if col == 0 else 0.17)], [y, y], color="#333", lw=0.9)
+        ax.text(
+            sx, y, "∿", ha="center", va="center", fontsize=fs + 3, zorder=4,
+            color=_INK if on else _GREY,
+        )
+        ax.text(
+            sx, y - 0.55, "Positional\nEncoding", ha="center", va="top",
+            fontsize=fs - 1, color=_INK if on else _GREY,
+        )
+        ax.plot(
+            [sx + (0.24 if col == 0 else -0.24), x + (-0.17 if col == 0 else 0.17)],
+            [y, y], color="#333", lw=0.9,
+        )
 
-
+# %% ../nbs/00_introduction.ipynb #3e5d905d
 def _label(ax, lit, fs, name, x, y, text):
     "Inputs, outputs, output probabilities: bold red when highlighted."
     on = not lit or name in lit
-    ax.text(x, y, text, ha="center", va="center", fontsize=fs, fontweight="bold" if name in lit else None,
-            color=(_RED if name in lit else _INK) if on else _GREY)
+    ax.text(
+        x, y, text, ha="center", va="center", fontsize=fs,
+        fontweight="bold" if name in lit else None,
+        color=(_RED if name in lit else _INK) if on else _GREY,
+    )
 
 # %% ../nbs/00_introduction.ipynb #7925a207
 def _flow(ax, fs):
-    "The arrows, the two N× frames, and the encoder's output into every decoder layer's cross-attention."
+    ("The arrows, the two N× frames, and the encoder's output into every decoder "
+     "layer's cross-attention.")
     for col in (0, 1):
         for a, b in ((-0.2, 1.0 - _H / 2), (1.0 + _H / 2, 1.83), (2.17, 3.0 - _H / 2)):
             _arrow(ax, _X[col], a, _X[col], b)
     for col, lo, hi in ((0, 2.45, 6.55), (1, 2.45, 8.55)):
-        ax.add_patch(FancyBboxPatch((_X[col] - _W / 2 - 0.25, lo), _W + 0.5, hi - lo, fc="none", ec="#777", lw=1.0,
-                                    boxstyle="round,pad=0.02,rounding_size=0.2", zorder=1))
+        ax.add_patch(FancyBboxPatch(
+            (_X[col] - _W / 2 - 0.25, lo), _W + 0.5, hi - lo,
+            fc="none", ec="#777", lw=1.0,
+            boxstyle="round,pad=0.02,rounding_size=0.2", zorder=1,
+        ))
         ax.text(_X[col] + (-1 if col == 0 else 1) * (_W / 2 + 0.4), (lo + hi) / 2, "N×",
                 ha="right" if col == 0 else "left", va="center", fontsize=fs + 1)
     for col, ys in ((0, [3, 4, 5, 6]), (1, [3, 4, 5, 6, 7, 8, 9.3, 10.2])):
         for a, b in zip(ys, ys[1:]):
             _arrow(ax, _X[col], a + _H / 2, _X[col], b - _H / 2)
     _arrow(ax, _X[1], 10.2 + _H / 2, _X[1], 11.1)
-    ax.plot([_X[0], _X[0], 3.5, 3.5], [6.0 + _H / 2, 7.0, 7.0, 5.0], color="#333", lw=0.9, zorder=2)
+    ax.plot(
+        [_X[0], _X[0], 3.5, 3.5], [6.0 + _H / 2, 7.0, 7.0, 5.0],
+        color="#333", lw=0.9, zorder=2,
+    )
     _arrow(ax, 3.5, 5.0, _X[1] - _W / 2, 5.0)
     ax.text(_X[0], 7.35, "Encoder", ha="center", fontsize=fs + 1, style="italic")
-    ax.text(_X[1] - _W / 2 - 0.3, 9.3, "Decoder", ha="right", fontsize=fs + 1, style="italic")
+    ax.text(
+        _X[1] - _W / 2 - 0.3, 9.3, "Decoder", ha="right", fontsize=fs + 1,
+        style="italic",
+    )
 
 # %% ../nbs/00_introduction.ipynb #81aeb079
 def draw_architecture(
-    highlight: Iterable[str] = (),  # names of GROUPS or of single boxes; empty: the whole model in colour
+    # names of GROUPS or of single boxes; empty: the whole model in colour
+    highlight: Iterable[str] = (),
     ax=None,  # a matplotlib Axes to draw on; None: a new figure
     title: str | None = None,
     scale: float = 1.0,  # 0.55: the small version each chapter opens with
 ):
-    "Figure 1 of the paper, drawn with matplotlib: every sublayer of the encoder and the decoder, `highlight` in red."
+    ("Figure 1 of the paper, drawn with matplotlib: every sublayer of the encoder and "
+     "the decoder, `highlight` in red.")
     lit = {b for h in highlight for b in GROUPS.get(h, [h])}
     fig = plt.figure(figsize=(5.6 * scale, 6.6 * scale)) if ax is None else ax.figure
     ax = fig.add_subplot() if ax is None else ax
     ax.set_xlim(-0.7, 7.7); ax.set_ylim(-1.2, 12.2); ax.axis("off")
-    fs = 8 * scale  # text scales with the boxes, so that every label fits its box at any size
+    # text scales with the boxes, so that every label fits its box at any size
+    fs = 8 * scale
     for b in _BOXES:
         _box(ax, lit, fs, *b)
     _positional(ax, lit, fs)
@@ -126,20 +169,28 @@ def draw_architecture(
     return fig
 
 # %% ../nbs/00_introduction.ipynb #f05d4e51
-_WHOLE = ["inputs", "outputs", "embeddings", "positional", "attention", "add_norm", "feed_forward", "generator",
-          "probabilities"]  # a chapter about the whole model (saving it, configuring it, training it)
+# a chapter about the whole model (saving it, configuring it, training it)
+_WHOLE = [
+    "inputs", "outputs", "embeddings", "positional", "attention", "add_norm",
+    "feed_forward", "generator", "probabilities",
+]
 CHAPTER_PARTS = {  # chapter -> the parts of Figure 1 it builds
-    "01": ["attention"], "02": ["masking", "inputs"], "03": ["attention"], "04": ["positional"],
-    "05": ["add_norm", "feed_forward"], "06": ["embeddings", "positional", "generator", "add_norm", "attention", "feed_forward"],
+    "01": ["attention"], "02": ["masking", "inputs"], "03": ["attention"],
+    "04": ["positional"], "05": ["add_norm", "feed_forward"],
+    "06": [
+        "embeddings", "positional", "generator", "add_norm", "attention", "feed_forward"
+    ],
     "06b": ["inputs"], "06c": ["inputs", "probabilities"], "06d": _WHOLE, "06e": _WHOLE,
     "07": ["probabilities"], "07a": _WHOLE, "07b": _WHOLE, "07c": _WHOLE,
-    "08": ["outputs", "probabilities"], "09a": ["inputs"], "09a1": ["inputs"], "09a2": ["inputs", "embeddings"],
-    "09b": ["inputs", "outputs", "probabilities"],
+    "08": ["outputs", "probabilities"], "09a": ["inputs"], "09a1": ["inputs"],
+    "09a2": ["inputs", "embeddings"], "09b": ["inputs", "outputs", "probabilities"],
 }
 
 
 def you_are_here(chapter: str, scale: float = 0.55):
     "The small Figure 1 a chapter opens with: its parts (CHAPTER_PARTS) in red."
     parts = CHAPTER_PARTS[chapter]
-    fig = draw_architecture(parts, scale=scale, title=f"You are here: chapter {chapter}")
+    fig = draw_architecture(
+        parts, scale=scale, title=f"You are here: chapter {chapter}"
+    )
     return fig

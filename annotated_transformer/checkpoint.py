@@ -31,11 +31,13 @@ __all__ = ['CHECKPOINT_FORMAT', 'rng_state', 'set_rng_state', 'RunWriteError', '
 
 # %% ../nbs/06d_checkpoints.ipynb #545625d1
 def rng_state() -> dict:
-    "The states of Python's, NumPy's, PyTorch's CPU and (if present) CUDA random generators, as tensors."
+    ("The states of Python's, NumPy's, PyTorch's CPU and (if present) CUDA random generators, "
+     "as tensors.")
     version, mt, gauss = random.getstate()
     name, keys, pos, has_gauss, cached = np.random.get_state()
     state = {
-        "python": {"version": version, "state": torch.tensor(mt, dtype=torch.int64), "gauss_next": gauss},
+        "python": {"version": version, "state": torch.tensor(mt, dtype=torch.int64),
+                   "gauss_next": gauss},
         "numpy": {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
                   "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
         "torch": torch.get_rng_state(),
@@ -50,8 +52,8 @@ def set_rng_state(state: dict) -> None:
     py = state["python"]
     random.setstate((py["version"], tuple(py["state"].tolist()), py["gauss_next"]))
     npy = state["numpy"]
-    np.random.set_state((npy["name"], npy["keys"].numpy().astype(np.uint32), npy["pos"], npy["has_gauss"],
-                         npy["cached_gaussian"]))
+    np.random.set_state((npy["name"], npy["keys"].numpy().astype(np.uint32), npy["pos"],
+                         npy["has_gauss"], npy["cached_gaussian"]))
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
@@ -59,9 +61,9 @@ def set_rng_state(state: dict) -> None:
 # %% ../nbs/06d_checkpoints.ipynb #0a0ff547
 CHECKPOINT_FORMAT = "annotated-transformer-checkpoint"
 
-
 class RunWriteError(OSError):
-    "A file of a run could not be written (a full disk, no permission, a folder that is gone): names the file and why."
+    ("A file of a run could not be written (a full disk, no permission, a folder that is gone): "
+     "names the file and why.")
 
     def __init__(self, path: str | Path, error: OSError):
         self.path, self.reason = Path(path), error.strerror or str(error)
@@ -69,7 +71,6 @@ class RunWriteError(OSError):
 
     def __str__(self) -> str:
         return f"cannot write {self.path}: {self.reason}"
-
 
 def _fsync_folder(folder: Path) -> None:
     "Make a rename in `folder` durable (POSIX); not possible on every OS, so a failure is ignored."
@@ -80,12 +81,13 @@ def _fsync_folder(folder: Path) -> None:
         finally:
             os.close(fd)
 
-
 def _atomic_write(path: Path, write: Callable[[BinaryIO], Any]) -> Path:
-    "Write `path` with `write(file)` into a temporary file next to it, then `os.replace` it: all or nothing."
+    ("Write `path` with `write(file)` into a temporary file next to it, then `os.replace` it: "
+     "all or nothing.")
     tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
     try:
-        # os.open with mode 0o666 lets the umask decide, as for every other file of a run (mkstemp would give 0600)
+        # os.open with mode 0o666 lets the umask decide, as for every other file of a run
+        # (mkstemp would give 0600)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -93,7 +95,8 @@ def _atomic_write(path: Path, write: Callable[[BinaryIO], Any]) -> Path:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
-        except BaseException:  # a full disk, Ctrl-C, ...: the temporary file goes, and `path` stays as it was
+        except BaseException:
+            # a full disk, Ctrl-C, ...: the temporary file goes, and `path` stays as it was
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
@@ -102,9 +105,9 @@ def _atomic_write(path: Path, write: Callable[[BinaryIO], Any]) -> Path:
     _fsync_folder(path.parent)
     return path
 
-
 def atomic_torch_save(obj: Any, path: str | Path) -> Path:
-    "`torch.save(obj, path)` via a temporary file in the same directory and `os.replace`: all or nothing."
+    ("`torch.save(obj, path)` via a temporary file in the same directory and `os.replace`: "
+     "all or nothing.")
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,21 +115,23 @@ def atomic_torch_save(obj: Any, path: str | Path) -> Path:
         raise RunWriteError(path, e) from None
     return _atomic_write(path, lambda f: torch.save(obj, f))
 
-
 def atomic_write_bytes(data: bytes, path: str | Path) -> Path:
     "Write `data` to `path` (in a folder that exists) all or nothing, as `atomic_torch_save` does."
     return _atomic_write(Path(path), lambda f: f.write(data))
 
 # %% ../nbs/06d_checkpoints.ipynb #7a3a06d1
 def append_line(path: str | Path, line: str) -> None:
-    "Append `line` and a newline to `path`: all of it, or none of it (a write that fails half way is cut back off)."
+    ("Append `line` and a newline to `path`: all of it, or none of it "
+     "(a write that fails half way is cut back off).")
     data = memoryview((line + "\n").encode("utf-8"))
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
+                     0o666)
         try:
             end = os.lseek(fd, 0, os.SEEK_END)
             try:
-                while data:  # os.write may write less than it was given (a disk filling up) before it fails
+                # os.write may write less than it was given (a disk filling up) before it fails
+                while data:
                     data = data[os.write(fd, data):]
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -145,14 +150,18 @@ def save_checkpoint(
     scheduler: Any = None,  # an LR scheduler (anything with state_dict())
     *,
     step: int = 0,  # number of updates made so far
-    sampler: Any = None,  # anything with state_dict(): chapter 06b's TokenBatchSampler saves its (epoch, position)
-    model_config: dict | None = None,  # make_model keyword arguments, so load_model can rebuild the model
+    # anything with state_dict(): chapter 06b's TokenBatchSampler saves its (epoch, position)
+    sampler: Any = None,
+    # make_model keyword arguments, so load_model can rebuild the model
+    model_config: dict | None = None,
     train_config: dict | None = None,  # the training settings (plain values), for the record
-    rng: list[dict] | str | None = "current",  # "current": this process's generators; a list: one per rank; None: skip
+    # "current": this process's generators; a list: one per rank; None: skip
+    rng: list[dict] | str | None = "current",
     extra: dict | None = None,  # anything else made of tensors and plain containers
 ) -> Path:
     "Write a checkpoint that `load_checkpoint` can read with `weights_only=True`."
-    state = {"format": CHECKPOINT_FORMAT, "version": 1, "step": int(step), "model": unwrap(model).state_dict()}
+    state = {"format": CHECKPOINT_FORMAT, "version": 1, "step": int(step),
+             "model": unwrap(model).state_dict()}
     if optimizer is not None: state["optimizer"] = optimizer.state_dict()
     if scheduler is not None: state["scheduler"] = scheduler.state_dict()
     if sampler is not None: state["sampler"] = sampler.state_dict()
@@ -164,15 +173,17 @@ def save_checkpoint(
 
 # %% ../nbs/06d_checkpoints.ipynb #8214132c
 def _pickle_globals(stream) -> tuple[list[str], bool]:
-    "(the globals, as module.name, that the pickles at the start of `stream` import; is the first one whole?)"
+    ("(the globals, as module.name, that the pickles at the start of `stream` import; "
+     "is the first one whole?)")
     found, whole = [], False
-    for _ in range(5):  # torch's legacy format is a few pickles in a row (magic number, version, ..., the object)
+    # torch's legacy format is a few pickles in a row (magic number, version, ..., the object)
+    for _ in range(5):
         memo, pushed, strings, mine = {}, None, [], []
         try:  # pickletools only parses: nothing is imported or called
             for op, arg, _ in pickletools.genops(stream):
                 value = None
-                if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING",
-                               "BINSTRING", "STRING"):
+                if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE",
+                               "SHORT_BINSTRING", "BINSTRING", "STRING"):
                     value = arg
                 elif op.name in ("GET", "BINGET", "LONG_BINGET"):
                     value = memo.get(arg)
@@ -182,13 +193,15 @@ def _pickle_globals(stream) -> tuple[list[str], bool]:
                     memo[len(memo)] = pushed
                 elif op.name == "GLOBAL":  # protocols 0-3: "module name"
                     mine.append(".".join(str(arg).split(" ", 1)))
-                elif op.name == "STACK_GLOBAL" and len(strings) >= 2:  # protocol 4+: the two strings pushed before
+                elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+                    # protocol 4+: the two strings pushed before
                     mine.append(f"{strings[-2]}.{strings[-1]}")
                 if value is not None:
                     strings.append(str(value))
                 if op.name not in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
                     pushed = value
-        except Exception:  # not (or no longer) a pickle: a damaged file, or the raw tensor data that follows
+        except Exception:
+            # not (or no longer) a pickle: a damaged file, or the raw tensor data that follows
             return found, whole
         found, whole = found + mine, True
         if stream.read(1) != b"\x80":  # the next pickle would start with PROTO
@@ -198,14 +211,18 @@ def _pickle_globals(stream) -> tuple[list[str], bool]:
 
 # %% ../nbs/06d_checkpoints.ipynb #fc9b9f23
 def _code_in(path: Path) -> str | None:
-    "The first global that a checkpoint file would import beyond what weights_only allows (None: no code found)."
+    ("The first global that a checkpoint file would import beyond what weights_only allows "
+     "(None: no code found).")
     try:
-        from torch._weights_only_unpickler import _get_allowed_globals  # what torch.load(weights_only=True) allows
+        # what torch.load(weights_only=True) allows
+        from torch._weights_only_unpickler import _get_allowed_globals
         allowed = set(_get_allowed_globals()).__contains__
-    except Exception:  # a private name: if a torch version lacks it, torch's own modules and containers pass
+    except Exception:
+        # a private name: if a torch version lacks it, torch's own modules and containers pass
         allowed = lambda name: name.startswith(("torch.", "collections.", "_codecs."))
     try:
-        if zipfile.is_zipfile(path):  # torch's format: a zip archive whose data.pkl holds the object
+        # torch's format: a zip archive whose data.pkl holds the object
+        if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
                 names = [n for n in z.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
                 if not names:
@@ -218,7 +235,8 @@ def _code_in(path: Path) -> str | None:
     except (OSError, zipfile.BadZipFile, RuntimeError, ValueError):
         return None
     code = [name for name in found if not allowed(name)]
-    return code[0].replace("__builtin__.", "builtins.") if whole and code else None  # (protocol 2 spells it so)
+    # (protocol 2 spells it so)
+    return code[0].replace("__builtin__.", "builtins.") if whole and code else None
 
 
 def _starts_with(path: Path, prefix: bytes) -> bool:
@@ -227,27 +245,32 @@ def _starts_with(path: Path, prefix: bytes) -> bool:
 
 # %% ../nbs/06d_checkpoints.ipynb #b180f7c2
 def safe_torch_load(path: str | Path, map_location: str | torch.device = "cpu") -> Any:
-    "`torch.load(path, weights_only=True)` without torch's warnings; one ValueError for a damaged file, another for code."
+    ("`torch.load(path, weights_only=True)` without torch's warnings; "
+     "one ValueError for a damaged file, another for code.")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such checkpoint file: {path}")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # e.g. torch's note on pickle protocols: not for our users
+            # e.g. torch's note on pickle protocols: not for our users
+            warnings.simplefilter("ignore")
             return torch.load(path, map_location=map_location, weights_only=True)
     except PermissionError as e:
         raise ValueError(f"cannot read {path}: {e.strerror}") from None
-    except Exception:  # torch raises many kinds: RuntimeError, EOFError, KeyError, OSError, UnpicklingError, ...
+    except Exception:
+        # torch raises many kinds: RuntimeError, EOFError, KeyError, OSError, UnpicklingError, ...
         pass
     code = _code_in(path)
     if code is not None:
-        raise ValueError(f"refused: {path} contains code (loading it would call {code}); it was not loaded") from None
+        raise ValueError(f"refused: {path} contains code (loading it would call {code}); "
+                         "it was not loaded") from None
     if path.stat().st_size == 0:
         why = "the file is empty"
     elif _starts_with(path, b"PK\x03\x04"):  # a zip archive, as torch.save writes, but unreadable
         why = "a PyTorch archive that is cut short or damaged"
     elif _starts_with(path, b"\x80"):  # a pickle (torch's legacy format is one too)
-        why = "a pickle that is not a readable PyTorch checkpoint: cut short, damaged or something else"
+        why = ("a pickle that is not a readable PyTorch checkpoint: "
+               "cut short, damaged or something else")
     else:
         why = "not a PyTorch checkpoint file"
     raise ValueError(f"damaged or not a checkpoint: {path} ({why})") from None
@@ -260,12 +283,16 @@ def load_checkpoint(
     scheduler: Any = None,  # if given: load its state
     sampler: Any = None,  # if given: restore its (epoch, position)
     *,
-    bare_ok: bool = False,  # weights only: also a bare state dict ({"model": it, "bare_state_dict": True}) or {"model": ...}
-    restore_rng: bool = False,  # also restore the random generators (entry `rank` of the saved list)
+    # weights only: also a bare state dict ({"model": it, "bare_state_dict": True})
+    # or {"model": ...}
+    bare_ok: bool = False,
+    # also restore the random generators (entry `rank` of the saved list)
+    restore_rng: bool = False,
     rank: int = 0,
     map_location: str | torch.device = "cpu",
 ) -> dict:
-    "Read a checkpoint with `torch.load(weights_only=True)`, refusing anything that is not plain data."
+    ("Read a checkpoint with `torch.load(weights_only=True)`, "
+     "refusing anything that is not plain data.")
     path = Path(path)
     ckpt = safe_torch_load(path, map_location)
     if bare_ok and isinstance(ckpt, dict) and ckpt.get("format") != CHECKPOINT_FORMAT:
@@ -273,10 +300,11 @@ def load_checkpoint(
             return {"model": ckpt, "bare_state_dict": True}  # torch.save(model.state_dict())
         if isinstance(ckpt.get("model"), dict):
             return ckpt  # another program's checkpoint: only its weights are read
-        raise ValueError(f"damaged or not a checkpoint: {path} (it holds neither a checkpoint with a 'model' state "
-                         "dict nor a state dict)")
+        raise ValueError(f"damaged or not a checkpoint: {path} (it holds neither a checkpoint "
+                         "with a 'model' state dict nor a state dict)")
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"damaged or not a checkpoint: {path} (a PyTorch file, but not an annotated-transformer "
+        raise ValueError(f"damaged or not a checkpoint: {path} (a PyTorch file, "
+                         "but not an annotated-transformer "
                          f"checkpoint: no format={CHECKPOINT_FORMAT!r} entry)")
     wanted = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "sampler": sampler}
     for key in ["step", "model", *(k for k, v in wanted.items() if v is not None)]:
@@ -287,12 +315,14 @@ def load_checkpoint(
         if optimizer is not None: optimizer.load_state_dict(ckpt["optimizer"])
         if scheduler is not None: scheduler.load_state_dict(ckpt["scheduler"])
     except (RuntimeError, KeyError, TypeError) as e:
-        raise ValueError(f"{path} does not fit this model: {str(e).strip().splitlines()[0]}") from None
+        raise ValueError(
+            f"{path} does not fit this model: {str(e).strip().splitlines()[0]}") from None
     if sampler is not None: sampler.load_state_dict(ckpt["sampler"])
     if restore_rng and "rng" in ckpt:
         states = ckpt["rng"]
         if rank >= len(states):
-            warnings.warn(f"checkpoint has RNG states for {len(states)} processes, not for rank {rank}: "
+            warnings.warn(f"checkpoint has RNG states for {len(states)} processes, "
+                          f"not for rank {rank}: "
                           "using rank 0's (the run will not repeat the original exactly)")
         set_rng_state(states[rank] if rank < len(states) else states[0])
     return ckpt
@@ -311,8 +341,10 @@ def checkpoint_step(path: str | Path) -> int | None:
 
 def list_checkpoints(out_dir: str | Path) -> list[Path]:
     "The checkpoints of a run (OUT, or OUT/checkpoints itself), oldest first."
-    folder = Path(out_dir) / "checkpoints" if (Path(out_dir) / "checkpoints").is_dir() else Path(out_dir)
-    found = [(step, p) for p in folder.glob("step_*.pt") if (step := checkpoint_step(p)) is not None]
+    folder = (Path(out_dir) / "checkpoints" if (Path(out_dir) / "checkpoints").is_dir()
+              else Path(out_dir))
+    found = [(step, p) for p in folder.glob("step_*.pt")
+             if (step := checkpoint_step(p)) is not None]
     return [p for _, p in sorted(found)]
 
 # %% ../nbs/06d_checkpoints.ipynb #82161545
@@ -332,9 +364,11 @@ def find_checkpoint(path: str | Path) -> Path:
 def prune_checkpoints(
     out_dir: str | Path,
     keep_last: int,  # how many of the newest to keep (0 keeps all)
-    upto: int | None = None,  # only consider checkpoints up to this step (a trainer passes its own step)
+    # only consider checkpoints up to this step (a trainer passes its own step)
+    upto: int | None = None,
 ) -> list[Path]:
-    "Delete all but the newest `keep_last` checkpoints (of those up to step `upto`); returns the deleted paths."
+    ("Delete all but the newest `keep_last` checkpoints (of those up to step `upto`); "
+     "returns the deleted paths.")
     ckpts = [p for p in list_checkpoints(out_dir) if upto is None or checkpoint_step(p) <= upto]
     doomed = ckpts[:-keep_last] if keep_last > 0 else []
     for p in doomed:
@@ -342,18 +376,22 @@ def prune_checkpoints(
     return doomed
 
 # %% ../nbs/06d_checkpoints.ipynb #1f163184
-_TRAINING_ONLY = ("optimizer", "scheduler", "sampler", "rng", "extra")  # not carried into an averaged checkpoint
+# not carried into an averaged checkpoint
+_TRAINING_ONLY = ("optimizer", "scheduler", "sampler", "rng", "extra")
 
 
 def _weights(path: Path) -> tuple[dict, dict[str, Tensor]]:
-    "(the checkpoint, its model state dict), read once by `load_checkpoint` (a bare state dict is fine too)."
+    ("(the checkpoint, its model state dict), read once by `load_checkpoint` "
+     "(a bare state dict is fine too).")
     ckpt = load_checkpoint(path, bare_ok=True)
     state = ckpt["model"]
     if not isinstance(state, dict):
-        raise ValueError(f"damaged or not a checkpoint: {path} (its 'model' entry is not a state dict)")
+        raise ValueError(f"damaged or not a checkpoint: {path} "
+                         "(its 'model' entry is not a state dict)")
     bad = [key for key, v in state.items() if not isinstance(v, Tensor)]
     if bad:
-        raise ValueError(f"damaged or not a checkpoint: {path} (state dict entry {bad[0]!r} is not a tensor)")
+        raise ValueError(f"damaged or not a checkpoint: {path} "
+                         f"(state dict entry {bad[0]!r} is not a tensor)")
     return ckpt, state
 
 
@@ -362,7 +400,8 @@ def _alias_of(state: dict[str, Tensor]) -> dict[str, str]:
     first: dict[tuple, str] = {}
     alias = {}
     for key, t in state.items():
-        ident = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
+        ident = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), t.stride(),
+                 t.dtype)
         alias[key] = first.setdefault(ident, key)
     return alias
 
@@ -376,25 +415,30 @@ def _averaged(paths: list[Path]) -> tuple[dict[str, Tensor], dict]:
         return state, last
     sums: dict[str, Tensor] = {}
     ref: dict[str, tuple] = {}  # key -> (shape, dtype) of the first checkpoint
-    alias: dict[str, str] = {}  # key -> the key it is tied to in *every* checkpoint (itself if untied)
+    # key -> the key it is tied to in *every* checkpoint (itself if untied)
+    alias: dict[str, str] = {}
     for i, path in enumerate(paths):
         ckpt, state = _weights(path)
         if i == 0:
             ref = {key: (tuple(t.shape), t.dtype) for key, t in state.items()}
             alias = _alias_of(state)
         else:
-            missing, extra = [key for key in ref if key not in state], [key for key in state if key not in ref]
+            missing, extra = ([key for key in ref if key not in state],
+                              [key for key in state if key not in ref])
             if missing:
                 raise ValueError(f"{path} lacks key {missing[0]!r}, which {paths[0]} has")
             if extra:
                 raise ValueError(f"{path} has key {extra[0]!r}, which {paths[0]} lacks")
             for key, t in state.items():
                 if (tuple(t.shape), t.dtype) != ref[key]:
-                    raise ValueError(f"key {key!r} has shape {tuple(t.shape)} and dtype {t.dtype} in {path} "
-                                     f"but shape {ref[key][0]} and dtype {ref[key][1]} in {paths[0]}")
+                    raise ValueError(f"key {key!r} has shape {tuple(t.shape)} "
+                                     f"and dtype {t.dtype} in {path} "
+                                     f"but shape {ref[key][0]} "
+                                     f"and dtype {ref[key][1]} in {paths[0]}")
             here = _alias_of(state)
             for key, a in alias.items():
-                if a != key and here[key] != here[a]:  # tied until now, not in this checkpoint: untie
+                # tied until now, not in this checkpoint: untie
+                if a != key and here[key] != here[a]:
                     alias[key] = key
                     sums[key] = sums[a].clone()  # its sum so far: that of the tensor it was tied to
         for key, t in state.items():
@@ -420,15 +464,20 @@ def _averaged(paths: list[Path]) -> tuple[dict[str, Tensor], dict]:
 
 # %% ../nbs/06d_checkpoints.ipynb #e06d2c2f
 def average_checkpoints(
-    paths,  # checkpoint files (this chapter's format, or bare state dicts), e.g. last_checkpoints(out_dir, 5)
-    out_path: str | Path | None = None,  # if given: write the average there, atomically, in the same format
+    # checkpoint files (this chapter's format, or bare state dicts),
+    # e.g. last_checkpoints(out_dir, 5)
+    paths,
+    # if given: write the average there, atomically, in the same format
+    out_path: str | Path | None = None,
 ) -> dict[str, Tensor]:  # the averaged model state dict
-    "Average the model weights of several checkpoints (§6.1); integer/bool tensors come from the last one."
+    ("Average the model weights of several checkpoints (§6.1); "
+     "integer/bool tensors come from the last one.")
     paths = [Path(p) for p in paths]
     averaged, last = _averaged(paths)
     if out_path is not None:
         if not last.get("bare_state_dict"):
-            out = {key: v for key, v in last.items() if key != "model" and key not in _TRAINING_ONLY}
+            out = {key: v for key, v in last.items()
+                   if key != "model" and key not in _TRAINING_ONLY}
             out["model"] = averaged
             out["averaged_from"] = [str(p) for p in paths]
         else:
@@ -438,10 +487,12 @@ def average_checkpoints(
 
 # %% ../nbs/06d_checkpoints.ipynb #e08b1493
 def last_checkpoints(
-    out_dir: str | Path,  # a run directory (with checkpoints/step_*.pt) or the checkpoints directory itself
+    # a run directory (with checkpoints/step_*.pt) or the checkpoints directory itself
+    out_dir: str | Path,
     k: int = 5,  # how many: 5 for the paper's base model, 20 for the big one
 ) -> list[Path]:  # the last k checkpoints, oldest first
-    "The checkpoints of the last k steps of a run, by the step number in their names (step_000100.pt)."
+    ("The checkpoints of the last k steps of a run, "
+     "by the step number in their names (step_000100.pt).")
     k = check_int(k, "k", 1)
     out_dir = Path(out_dir)
     folder = out_dir / "checkpoints" if (out_dir / "checkpoints").is_dir() else out_dir
@@ -457,9 +508,11 @@ def last_checkpoints(
 # %% ../nbs/06d_checkpoints.ipynb #e110c505
 def model_checkpoints(
     path: str | Path,  # a run directory or a checkpoint file
-    average: int = 1,  # how many of the run's last checkpoints to average (§6.1: 5 for the base model)
+    # how many of the run's last checkpoints to average (§6.1: 5 for the base model)
+    average: int = 1,
 ) -> list[Path]:
-    "The checkpoint files `load_model(path, average)` reads: `path` itself, or the last `average` of the run `path`."
+    ("The checkpoint files `load_model(path, average)` reads: `path` itself, "
+     "or the last `average` of the run `path`.")
     path = Path(path)
     average = check_int(average, "average", 1)
     if not path.exists():
@@ -467,29 +520,36 @@ def model_checkpoints(
     if average == 1:
         return [find_checkpoint(path)]
     if path.is_file():
-        raise ValueError(f"averaging the last {average} checkpoints needs a run directory, got the file {path}")
+        raise ValueError(f"averaging the last {average} checkpoints needs a run directory, "
+                         f"got the file {path}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # too few checkpoints: an error below, not a warning
         files = last_checkpoints(path, average)
     if len(files) < average:
-        raise ValueError(f"asked to average the last {average} checkpoints, but {path} has only {len(files)}")
+        raise ValueError(f"asked to average the last {average} checkpoints, "
+                         f"but {path} has only {len(files)}")
     return files
 
 
 def load_model(
-    path: str | Path | list,  # a run directory, a checkpoint file, or a list of checkpoint files (averaged)
+    # a run directory, a checkpoint file, or a list of checkpoint files (averaged)
+    path: str | Path | list,
     average: int = 1,  # for a run directory: average the weights of its last `average` checkpoints
     device: str | torch.device = "cpu",
 ) -> nn.Module:
-    "Rebuild the model a run saved, with its (averaged) weights, in eval mode; each checkpoint file is read once."
-    files = [Path(p) for p in path] if isinstance(path, (list, tuple)) else model_checkpoints(path, average)
+    ("Rebuild the model a run saved, with its (averaged) weights, in eval mode; "
+     "each checkpoint file is read once.")
+    files = ([Path(p) for p in path] if isinstance(path, (list, tuple))
+             else model_checkpoints(path, average))
     state, last = _averaged(files)
     if not isinstance(last.get("model_config"), dict):
-        raise ValueError(f"{files[-1]} holds no model_config: it cannot be rebuilt with build_model")
+        raise ValueError(f"{files[-1]} holds no model_config: "
+                         "it cannot be rebuilt with build_model")
     try:
         model = build_model(last["model_config"])
         model.load_state_dict(state)
     except (TypeError, RuntimeError) as e:
-        raise ValueError(f"damaged or not a checkpoint: {files[-1]} (its weights do not fit its model_config: "
+        raise ValueError(f"damaged or not a checkpoint: {files[-1]} "
+                         "(its weights do not fit its model_config: "
                          f"{str(e).strip().splitlines()[0]})") from None
     return model.to(device).eval()

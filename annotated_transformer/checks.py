@@ -22,7 +22,8 @@ def check_int(
     what: str,  # its name in the error message
     minimum: int | None = None,  # the smallest value allowed (None: any)
 ) -> int:
-    "`value` as a Python int (any integer type, e.g. numpy's, is fine; bool and float are not), >= `minimum` if given."
+    ("`value` as a Python int (any integer type, e.g. numpy's, is fine; bool and float are not), "
+     ">= `minimum` if given.")
     if isinstance(value, bool):
         raise TypeError(f"{what} must be an int, got bool")
     try:
@@ -52,32 +53,44 @@ def check_token_ids(
     vocab: int | None = None,  # vocabulary size: valid ids are 0..vocab-1 (None: not checked)
     batch: bool = False,  # True: tokens must be 2-D (batch, seq) with seq >= 1
 ) -> None:
-    "Raise a TypeError/ValueError naming the problem unless `tokens` holds integer token ids (long or int32)."
+    ("Raise a TypeError/ValueError naming the problem unless `tokens` holds integer token ids "
+     "(long or int32).")
     if not isinstance(tokens, Tensor):
         raise TypeError(f"{name} must be a tensor of token ids, got {type(tokens).__name__}")
     if tokens.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"{name} must hold integer token ids (torch.long or torch.int32), got {tokens.dtype}")
+        raise TypeError(
+            f"{name} must hold integer token ids (torch.long or torch.int32), got {tokens.dtype}"
+        )
     if batch and tokens.dim() != 2:
         raise ValueError(f"{name} must have shape (batch, seq), got {tuple(tokens.shape)}")
     if batch and tokens.size(1) == 0:
-        raise ValueError(f"{name} is empty (shape {tuple(tokens.shape)}): a sequence needs at least one token")
+        raise ValueError(
+            f"{name} is empty (shape {tuple(tokens.shape)}): a sequence needs at least one token"
+        )
     if vocab is None or tokens.numel() == 0 or tokens.is_meta or torch.compiler.is_compiling():
         return
     lo, hi = torch.stack(torch.aminmax(tokens)).tolist()  # one reduction, one device sync
     if lo < 0 or hi >= vocab:
         bad = lo if lo < 0 else hi
-        raise ValueError(f"token id {bad} is outside the vocabulary of size {vocab} (valid ids are 0..{vocab - 1})")
+        raise ValueError(
+            f"token id {bad} is outside the vocabulary of size {vocab} "
+            f"(valid ids are 0..{vocab - 1})"
+        )
 
 # %% ../nbs/00a_checks.ipynb #690a0a2f
 def check_special_ids(pad: int, bos: int, eos: int) -> None:
     "Raise a ValueError unless PAD, BOS and EOS are three different ids."
     if len({pad, bos, eos}) != 3:
-        raise ValueError(f"pad, bos and eos must be three different ids, got pad={pad}, bos={bos}, eos={eos}")
+        raise ValueError(
+            f"pad, bos and eos must be three different ids, got pad={pad}, bos={bos}, eos={eos}"
+        )
 
 # %% ../nbs/00a_checks.ipynb #bd1320c7
 @contextlib.contextmanager
 def one_line_warnings(prog: str):
     "Show warnings as one line each, `PROG: warning: MESSAGE`, on stderr."
     with warnings.catch_warnings():
-        warnings.showwarning = lambda message, *args, **kwargs: print(f"{prog}: warning: {message}", file=sys.stderr)
+        warnings.showwarning = lambda message, *args, **kwargs: print(
+            f"{prog}: warning: {message}", file=sys.stderr
+        )
         yield

@@ -54,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
-        print(f"annotated-transformer: unknown command {command!r}; choose from {', '.join(COMMANDS)}\n\n{USAGE}",
+        print(f"annotated-transformer: unknown command {command!r}; "
+              f"choose from {', '.join(COMMANDS)}\n\n{USAGE}",
               file=sys.stderr)
         return 2
     return int(COMMANDS[command](rest) or 0)

@@ -12,7 +12,8 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from .batching import BOS, EOS, PAD, DataBundle, make_batch, register_data
+from .batching import (BOS, EOS, PAD, DataBundle, make_batch,
+                                            register_data)
 from .checks import check_int
 from .masking import causal_mask
 
@@ -27,18 +28,25 @@ def copy_task_pairs(
     max_length: int,  # lengths are uniform in min_length .. max_length
     seed: int = 0,
     min_length: int = 1,
-    exclude: Sequence[tuple[Sequence[int], Sequence[int]]] = (),  # pairs to avoid (e.g. the training set)
+    # pairs to avoid (e.g. the training set)
+    exclude: Sequence[tuple[Sequence[int], Sequence[int]]] = (),
 ) -> list[tuple[list[int], list[int]]]:
     "Random symbol sequences paired with themselves: the copy task."
     if vocab < 4:
-        raise ValueError(f"vocab={vocab} leaves no symbols besides PAD, BOS, EOS (needs >= 4)")
+        raise ValueError(
+            f"vocab={vocab} leaves no symbols besides PAD, BOS, EOS (needs >= 4)"
+        )
     if not 1 <= min_length <= max_length:
-        raise ValueError(f"need 1 <= min_length <= max_length, got {min_length}, {max_length}")
+        raise ValueError(
+            f"need 1 <= min_length <= max_length, got {min_length}, {max_length}"
+        )
     rng = random.Random(seed)
     seen = {tuple(s) for s, _ in exclude}
     pairs = []
     while len(pairs) < n:
-        s = [rng.randrange(3, vocab) for _ in range(rng.randint(min_length, max_length))]
+        s = [
+            rng.randrange(3, vocab) for _ in range(rng.randint(min_length, max_length))
+        ]
         if tuple(s) not in seen:
             pairs.append((s, list(s)))
     return pairs
@@ -54,12 +62,15 @@ def greedy_decode_simple(
     eos: int = EOS,
     pad: int = PAD,  # written after a sentence's EOS
 ) -> Tensor:
-    "Greedy decoding without a cache: (batch, ≤ max_new_tokens) generated ids, BOS excluded, PAD after EOS."
+    ("Greedy decoding without a cache: (batch, ≤ max_new_tokens) generated ids, "
+     "BOS excluded, PAD after EOS.")
     memory = model.encode(src, src_mask)
     ys = torch.full((src.size(0), 1), bos, dtype=torch.long, device=src.device)
     done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
     for _ in range(max_new_tokens):
-        out = model.decode(memory, src_mask, ys, causal_mask(ys.size(1), device=src.device))
+        out = model.decode(
+            memory, src_mask, ys, causal_mask(ys.size(1), device=src.device)
+        )
         next_token = model.generator(out[:, -1]).argmax(-1).masked_fill(done, pad)
         ys = torch.cat([ys, next_token.unsqueeze(1)], dim=1)
         done |= next_token == eos
@@ -67,13 +78,13 @@ def greedy_decode_simple(
             break
     return ys[:, 1:]
 
-
+# %% ../nbs/06c_copy_task.ipynb #2dc6364d
 def strip_special(ids: Sequence[int], eos: int = EOS) -> list[int]:
     "The tokens before the first EOS."
     ids = list(ids)
     return ids[: ids.index(eos)] if eos in ids else ids
 
-
+# %% ../nbs/06c_copy_task.ipynb #fb8b7cc9
 def copy_accuracy(
     model: nn.Module,
     pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
@@ -87,28 +98,39 @@ def copy_accuracy(
     for k in range(0, len(pairs), batch_size):
         chunk = pairs[k:k + batch_size]
         batch = make_batch(chunk).to(device)
-        out = greedy_decode_simple(model, batch.src, batch.src_mask, max_new_tokens=batch.tgt_out.size(1) + 2)
-        correct += sum(strip_special(o) == list(t) for o, (_, t) in zip(out.tolist(), chunk))
+        out = greedy_decode_simple(
+            model, batch.src, batch.src_mask, max_new_tokens=batch.tgt_out.size(1) + 2
+        )
+        correct += sum(
+            strip_special(o) == list(t) for o, (_, t) in zip(out.tolist(), chunk)
+        )
     return correct / len(pairs)
 
 # %% ../nbs/06c_copy_task.ipynb #d562ebdd
-COPY_OPTIONS = {"vocab": 11, "max_length": 10, "train_size": 20000, "dev_size": 500}  # --data-option KEY=VALUE
+# --data-option KEY=VALUE
+COPY_OPTIONS = {"vocab": 11, "max_length": 10, "train_size": 20000, "dev_size": 500}
 
 
 def copy_data(
     cfg: Any,  # chapter 07a's TrainConfig: this reads its data_options and seed
 ) -> DataBundle:
-    "The copy task: `train_size` random sequences (seed `cfg.seed`) and `dev_size` different ones."
+    ("The copy task: `train_size` random sequences (seed `cfg.seed`) "
+     "and `dev_size` different ones.")
     unknown = sorted(set(cfg.data_options) - set(COPY_OPTIONS))
     if unknown:
-        raise ValueError(f"--data copy: unknown data option {unknown[0]!r}; its options are {', '.join(COPY_OPTIONS)}")
+        raise ValueError(
+            f"--data copy: unknown data option {unknown[0]!r}; "
+            f"its options are {', '.join(COPY_OPTIONS)}"
+        )
     o = {**COPY_OPTIONS, **cfg.data_options}
     vocab = check_int(o["vocab"], "the copy task's vocab (PAD, BOS, EOS + symbols)", 4)
     max_length = check_int(o["max_length"], "the copy task's max_length", 1)
-    train_size, dev_size = check_int(o["train_size"], "train_size", 1), check_int(o["dev_size"], "dev_size", 0)
+    train_size = check_int(o["train_size"], "train_size", 1)
+    dev_size = check_int(o["dev_size"], "dev_size", 0)
     train = copy_task_pairs(train_size, vocab, max_length, seed=cfg.seed)
     dev = copy_task_pairs(dev_size, vocab, max_length, seed=cfg.seed + 1, exclude=train)
-    return DataBundle(train, dev, vocab, vocab, meta={"task": "copy", "vocab": vocab, "max_length": max_length})
+    meta = {"task": "copy", "vocab": vocab, "max_length": max_length}
+    return DataBundle(train, dev, vocab, vocab, meta=meta)
 
 
 register_data("copy", copy_data)  # annotated-transformer train --data copy

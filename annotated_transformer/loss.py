@@ -10,6 +10,7 @@ from collections.abc import Iterable
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from fastcore.basics import patch
 from torch import Tensor
 
 from .batching import PAD, Batch
@@ -17,30 +18,49 @@ from .batching import PAD, Batch
 # %% auto #0
 __all__ = ['LabelSmoothingLoss', 'rate', 'NoamSchedule', 'make_optimizer', 'train_loop', 'Seq2SeqLoss']
 
+# %% ../nbs/07_training.ipynb #21ecbc29
+def _check_loss_args(vocab_size: int, pad_idx: int, smoothing: float, reduction: str):
+    "The argument checks of `LabelSmoothingLoss`."
+    if not 0.0 <= smoothing < 1.0:
+        raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
+    if vocab_size < 3:
+        raise ValueError(
+            "vocab_size must be at least 3 (PAD, the label and one other token), "
+            f"got {vocab_size}"
+        )
+    if not 0 <= pad_idx < vocab_size:
+        raise ValueError(
+            f"pad_idx={pad_idx} is not a token id of a vocabulary of {vocab_size}"
+        )
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(
+            f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}"
+        )
+
 # %% ../nbs/07_training.ipynb #fdf20f49
 class LabelSmoothingLoss(nn.Module):
-    "Cross-entropy against the label-smoothed target: 1-ε on the label, ε/(V-2) elsewhere, 0 on PAD."
+    ("Cross-entropy against the label-smoothed target: 1-ε on the label, "
+     "ε/(V-2) elsewhere, 0 on PAD.")
 
     def __init__(
         self,
         vocab_size: int,  # V, the size of the target vocabulary
-        pad_idx: int = PAD,  # id of the padding token: gets no probability mass; PAD labels are ignored
+        # id of the padding token: gets no probability mass; PAD labels are ignored
+        pad_idx: int = PAD,
         smoothing: float = 0.1,  # ε (the paper: ε_ls = 0.1)
-        reduction: str = "mean",  # "mean" over non-PAD labels, "sum", or "none" (per position, 0 at PAD labels)
+        # "mean" over non-PAD labels, "sum", or "none" (per position, 0 at PAD labels)
+        reduction: str = "mean",
     ):
         super().__init__()
-        if not 0.0 <= smoothing < 1.0:
-            raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
-        if vocab_size < 3:
-            raise ValueError(f"vocab_size must be at least 3 (PAD, the label and one other token), got {vocab_size}")
-        if not 0 <= pad_idx < vocab_size:
-            raise ValueError(f"pad_idx={pad_idx} is not a token id of a vocabulary of {vocab_size}")
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-        self.vocab_size, self.pad_idx, self.smoothing, self.reduction = vocab_size, pad_idx, smoothing, reduction
+        _check_loss_args(vocab_size, pad_idx, smoothing, reduction)
+        self.vocab_size, self.pad_idx = vocab_size, pad_idx
+        self.smoothing, self.reduction = smoothing, reduction
 
-    def target_distribution(self, target: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
-        "The smoothed target q, shape target.shape + (V,): for figures and tests (the loss never builds it)."
+    def target_distribution(
+        self, target: Tensor, dtype: torch.dtype = torch.float32
+    ) -> Tensor:
+        ("The smoothed target q, shape target.shape + (V,): for figures and tests "
+         "(the loss never builds it).")
         eps, V = self.smoothing, self.vocab_size
         q = torch.full((*target.shape, V), eps / (V - 2), dtype=dtype)
         q.scatter_(-1, target.unsqueeze(-1).cpu(), 1.0 - eps)
@@ -48,30 +68,37 @@ class LabelSmoothingLoss(nn.Module):
         q[target.cpu() == self.pad_idx] = 0.0
         return q
 
-    def forward(
-        self,
-        log_probs: Tensor,  # (..., V) log-probabilities, e.g. from `model.generator`
-        target: Tensor,  # (...) label ids; positions labelled PAD are ignored
-    ) -> Tensor:
-        if log_probs.size(-1) != self.vocab_size:
-            raise ValueError(f"log_probs has {log_probs.size(-1)} classes, the loss was built for vocab_size={self.vocab_size}")
-        if log_probs.shape[:-1] != target.shape:
-            raise ValueError(f"log_probs {tuple(log_probs.shape)} and target {tuple(target.shape)} do not match")
-        eps, V = self.smoothing, self.vocab_size
-        logp = log_probs.reshape(-1, V)
-        y = target.reshape(-1)
-        keep = y != self.pad_idx
-        logp_y = logp.gather(1, y.unsqueeze(1)).squeeze(1)
-        # Σ_{k ∉ {y, PAD}} log p_k = Σ_k log p_k - log p_y - log p_PAD
-        others = logp.sum(1) - logp_y - logp[:, self.pad_idx]
-        # L = -(1-ε) log p_y - ε/(V-2) Σ_{k ∉ {y, PAD}} log p_k
-        loss = -(1.0 - eps) * logp_y - eps / (V - 2) * others
-        loss = loss.masked_fill(~keep, 0.0)
-        if self.reduction == "sum":
-            return loss.sum()
-        if self.reduction == "mean":
-            return loss.sum() / keep.sum().clamp(min=1)
-        return loss.view(target.shape)
+# %% ../nbs/07_training.ipynb #31528ab3
+@patch
+def forward(
+    self: LabelSmoothingLoss,
+    log_probs: Tensor,  # (..., V) log-probabilities, e.g. from `model.generator`
+    target: Tensor,  # (...) label ids; positions labelled PAD are ignored
+) -> Tensor:
+    if log_probs.size(-1) != self.vocab_size:
+        raise ValueError(
+            f"log_probs has {log_probs.size(-1)} classes, "
+            f"the loss was built for vocab_size={self.vocab_size}"
+        )
+    if log_probs.shape[:-1] != target.shape:
+        raise ValueError(
+            f"log_probs {tuple(log_probs.shape)} and target {tuple(target.shape)} "
+            "do not match"
+        )
+    eps, V = self.smoothing, self.vocab_size
+    logp, y = log_probs.reshape(-1, V), target.reshape(-1)
+    keep = y != self.pad_idx
+    logp_y = logp.gather(1, y.unsqueeze(1)).squeeze(1)
+    # Σ_{k ∉ {y, PAD}} log p_k = Σ_k log p_k - log p_y - log p_PAD
+    others = logp.sum(1) - logp_y - logp[:, self.pad_idx]
+    # L = -(1-ε) log p_y - ε/(V-2) Σ_{k ∉ {y, PAD}} log p_k
+    loss = -(1.0 - eps) * logp_y - eps / (V - 2) * others
+    loss = loss.masked_fill(~keep, 0.0)
+    if self.reduction == "sum":
+        return loss.sum()
+    if self.reduction == "mean":
+        return loss.sum() / keep.sum().clamp(min=1)
+    return loss.view(target.shape)
 
 # %% ../nbs/07_training.ipynb #39ab48fe
 def rate(
@@ -84,7 +111,10 @@ def rate(
     if step < 0:
         raise ValueError(f"step must be >= 0, got {step}")
     if d_model < 1 or warmup < 1:
-        raise ValueError(f"d_model and warmup must be positive, got d_model={d_model}, warmup={warmup}")
+        raise ValueError(
+            "d_model and warmup must be positive, "
+            f"got d_model={d_model}, warmup={warmup}"
+        )
     if step == 0:
         return 0.0  # the limit of the formula; min(inf, 0) = 0
     # lrate = factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)
@@ -92,7 +122,8 @@ def rate(
 
 # %% ../nbs/07_training.ipynb #45a807c2
 class NoamSchedule:
-    "`LambdaLR` multiplier: update number `last_epoch + 1` gets `rate(last_epoch + 1, d_model, warmup, factor)`."
+    ("`LambdaLR` multiplier: update number `last_epoch + 1` gets "
+     "`rate(last_epoch + 1, d_model, warmup, factor)`.")
 
     def __init__(self, d_model: int, warmup: int, factor: float = 1.0):
         self.d_model, self.warmup, self.factor = d_model, warmup, factor
@@ -109,9 +140,13 @@ def make_optimizer(
     betas: tuple[float, float] = (0.9, 0.98),  # Adam β1, β2 (§5.3)
     eps: float = 1e-9,  # Adam ε (§5.3)
 ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
-    "Adam with the §5.3 settings and the warm-up/inverse-square-root schedule; call `scheduler.step()` after each update."
-    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=betas, eps=eps)  # lr = 1 × schedule
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, NoamSchedule(d_model, warmup, factor))
+    ("Adam with the §5.3 settings and the warm-up/inverse-square-root schedule; "
+     "call `scheduler.step()` after each update.")
+    # lr = 1 × schedule
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=betas, eps=eps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, NoamSchedule(d_model, warmup, factor)
+    )
     return optimizer, scheduler
 
 # %% ../nbs/07_training.ipynb #b219e77e
@@ -139,7 +174,8 @@ def train_loop(
 
 # %% ../nbs/07_training.ipynb #b650400d
 class Seq2SeqLoss(nn.Module):
-    "model → generator → (Σ label-smoothed loss, Σ negative log-likelihood) over the non-PAD labels."
+    ("model → generator → (Σ label-smoothed loss, Σ negative log-likelihood) "
+     "over the non-PAD labels.")
     wraps_model = True  # `unwrap` (chapter 06) finds the model inside
 
     def __init__(self, model: nn.Module, criterion: LabelSmoothingLoss):
@@ -148,10 +184,17 @@ class Seq2SeqLoss(nn.Module):
             raise ValueError("Seq2SeqLoss needs a criterion with reduction='sum'")
         self.model, self.criterion = model, criterion
 
-    def forward(self, src, tgt_in, tgt_out, src_mask, tgt_mask) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, src, tgt_in, tgt_out, src_mask, tgt_mask
+    ) -> tuple[Tensor, Tensor]:
         log_probs = self.model.generator(self.model(src, tgt_in, src_mask, tgt_mask))
         if log_probs.dtype in (torch.float16, torch.bfloat16):
             log_probs = log_probs.float()  # the loss in float32 even under autocast
         loss = self.criterion(log_probs, tgt_out)
-        nll = F.nll_loss(log_probs.flatten(0, 1), tgt_out.flatten(), ignore_index=self.criterion.pad_idx, reduction="sum")
+        nll = F.nll_loss(
+            log_probs.flatten(0, 1),
+            tgt_out.flatten(),
+            ignore_index=self.criterion.pad_idx,
+            reduction="sum",
+        )
         return loss, nll

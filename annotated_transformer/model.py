@@ -392,7 +392,7 @@ def to_dict(self: TransformerConfig) -> dict:
 def from_dict(
     cls: TransformerConfig, values: dict, source: str = "model config"
 ) -> TransformerConfig:
-    "A validated configuration from a dict; an unknown key is an error, with a suggestion."
+    "A validated configuration from a dict; unknown keys are refused."
     names = [f.name for f in dataclasses.fields(cls)]
     for key in values:
         if key not in names:

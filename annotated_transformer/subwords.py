@@ -15,8 +15,10 @@ from typing import Any, Iterable, Sequence
 import sentencepiece as spm
 from fastcore.basics import patch
 
-from .batching import BOS, EOS, PAD, UNK, DataBundle, register_data  # chapter 06b
-from .data import HAS_HAN, ParallelCorpus, Pair, corpus_loader, load_corpus, normalize_text
+# chapter 06b
+from .batching import BOS, EOS, PAD, UNK, DataBundle, register_data
+from .data import (HAS_HAN, ParallelCorpus, Pair, corpus_loader, load_corpus,
+                                        normalize_text)
 
 # %% auto #0
 __all__ = ['TOKENIZER_FILE', 'CORPUS_FILE', 'Tokenizer', 'train_tokenizer', 'EncodedPairs', 'encode_pairs', 'corpus_data']
@@ -36,12 +38,15 @@ class Tokenizer:
                 raise ValueError("it is empty")
             self.sp = spm.SentencePieceProcessor(model_proto=self._proto)
         except (RuntimeError, ValueError) as e:  # sentencepiece: "INTERNAL: ... ParseFromArray ..."
-            raise ValueError(f"not a sentencepiece tokenizer model ({e if isinstance(e, ValueError) else 'unreadable'})"
-                             ) from None
+            raise ValueError(
+                "not a sentencepiece tokenizer model "
+                f"({e if isinstance(e, ValueError) else 'unreadable'})"
+            ) from None
         got = {i: self.sp.id_to_piece(i) for i in _SPECIAL_PIECES}
         if got != _SPECIAL_PIECES:
-            raise ValueError(f"this sentencepiece model has special pieces {got}; a Tokenizer needs "
-                             f"{_SPECIAL_PIECES} (train it with train_tokenizer)")
+            raise ValueError(f"this sentencepiece model has special pieces {got}; "
+                             f"a Tokenizer needs {_SPECIAL_PIECES} "
+                             "(train it with train_tokenizer)")
 
     @property
     def vocab_size(self) -> int:
@@ -67,7 +72,9 @@ class Tokenizer:
 def encode(self: Tokenizer, text: str) -> list[int]:
     "Subword ids of `text` (normalized first); no BOS/EOS are added."
     if not isinstance(text, str):
-        raise TypeError(f"encode expects a str, got {type(text).__name__} (use encode_batch for a list)")
+        raise TypeError(
+            f"encode expects a str, got {type(text).__name__} (use encode_batch for a list)"
+        )
     return self.sp.encode(normalize_text(text))
 
 
@@ -79,7 +86,8 @@ def encode_batch(self: Tokenizer, texts: Sequence[str]) -> list[list[int]]:
 
 @patch
 def decode(self: Tokenizer, ids: Iterable[int]) -> str:
-    "Text of `ids` (a list, tuple or 1-D tensor); pad, bos and eos ids are dropped, not interpreted."
+    ("Text of `ids` (a list, tuple or 1-D tensor); "
+     "pad, bos and eos ids are dropped, not interpreted.")
     ids = ids.tolist() if hasattr(ids, "tolist") else list(ids)
     if any(isinstance(i, list) for i in ids):
         raise TypeError("decode expects one sequence of ids; use decode_batch for several")
@@ -134,17 +142,18 @@ def _cjk_share(texts: Sequence[str]) -> float:
     return sum(len(HAS_HAN.findall(t)) for t in texts) / max(chars, 1)
 
 
-def train_tokenizer(data: "ParallelCorpus | Iterable[str] | Iterable[Pair]",  # a corpus: its train split
-                    vocab_size: int = 8000,  # total size, including the 4 specials and 256 byte pieces
-                    out_path: str | os.PathLike | None = None,  # where to save the model file (optional)
-                    *,
-                    model_type: str = "bpe",  # "bpe" (as in the paper) or "unigram"
-                    character_coverage: float | None = None,  # None: 0.9995 if >= 1% CJK, else 1.0
-                    byte_fallback: bool = True,  # spell unknown characters as UTF-8 bytes instead of <unk>
-                    max_sentences: int | None = None,  # train on a random sample of this many sentences
-                    seed: int = 0,  # for that sample (BPE itself is deterministic)
-                    num_threads: int | None = None,  # default: all CPU cores (at most 16)
-                   ) -> Tokenizer:
+def train_tokenizer(
+    data: "ParallelCorpus | Iterable[str] | Iterable[Pair]",  # a corpus: its train split
+    vocab_size: int = 8000,  # total size, including the 4 specials and 256 byte pieces
+    out_path: str | os.PathLike | None = None,  # where to save the model file (optional)
+    *,
+    model_type: str = "bpe",  # "bpe" (as in the paper) or "unigram"
+    character_coverage: float | None = None,  # None: 0.9995 if >= 1% CJK, else 1.0
+    byte_fallback: bool = True,  # spell unknown characters as UTF-8 bytes instead of <unk>
+    max_sentences: int | None = None,  # train on a random sample of this many sentences
+    seed: int = 0,  # for that sample (BPE itself is deterministic)
+    num_threads: int | None = None,  # default: all CPU cores (at most 16)
+) -> Tokenizer:
     "Train a joint subword vocabulary with sentencepiece."
     if isinstance(data, ParallelCorpus):
         texts = [s for pair in data.train for s in pair]
@@ -165,7 +174,8 @@ def train_tokenizer(data: "ParallelCorpus | Iterable[str] | Iterable[Pair]",  # 
     model = io.BytesIO()
     try:
         spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(texts), model_writer=model, vocab_size=vocab_size, model_type=model_type,
+            sentence_iterator=iter(texts), model_writer=model,
+            vocab_size=vocab_size, model_type=model_type,
             character_coverage=character_coverage, byte_fallback=byte_fallback,
             pad_id=PAD, bos_id=BOS, eos_id=EOS, unk_id=UNK,
             normalization_rule_name="identity", remove_extra_whitespaces=True,
@@ -173,9 +183,10 @@ def train_tokenizer(data: "ParallelCorpus | Iterable[str] | Iterable[Pair]",  # 
             num_threads=num_threads or min(os.cpu_count() or 1, 16), minloglevel=2)
     except RuntimeError as e:
         if "smaller than required_chars" in str(e):  # the characters alone need more pieces
-            raise ValueError(f"vocab_size={vocab_size} is too small for this training text: it cannot hold every "
-                             f"character kept by character_coverage={character_coverage} (plus the special and "
-                             f"byte pieces); sentencepiece says: {e}") from None
+            raise ValueError(
+                f"vocab_size={vocab_size} is too small for this training text: "
+                f"it cannot hold every character kept by character_coverage={character_coverage} "
+                f"(plus the special and byte pieces); sentencepiece says: {e}") from None
         if "Vocabulary size" in str(e):
             raise ValueError(f"vocab_size={vocab_size} is too large for this training text "
                              f"({len(texts):,} sentences); sentencepiece says: {e}") from None
@@ -203,8 +214,10 @@ class EncodedPairs(list):
 
 
 def encode_pairs(pairs: Iterable[Pair],  # (source, target) strings
-                 tokenizer: Tokenizer,  # the joint tokenizer (or the source one, with tgt_tokenizer)
-                 max_subwords: int | None = None,  # most ids per side, BOS/EOS not counted; None: no limit
+                 # the joint tokenizer (or the source one, with tgt_tokenizer)
+                 tokenizer: Tokenizer,
+                 # most ids per side, BOS/EOS not counted; None: no limit
+                 max_subwords: int | None = None,
                  on_too_long: str = "skip",  # "skip" (drop, warn, count) or "raise"
                  tgt_tokenizer: Tokenizer | None = None,  # a separate target vocabulary, if any
                 ) -> EncodedPairs:
@@ -219,11 +232,12 @@ def encode_pairs(pairs: Iterable[Pair],  # (source, target) strings
     kept, skipped = [], []
     for i, (src, tgt) in enumerate(zip(srcs, tgts)):
         if not src or not tgt:
-            raise ValueError(f"pair {i} has an empty {'source' if not src else 'target'}: {pairs[i]!r}")
+            raise ValueError(f"pair {i} has an empty {'source' if not src else 'target'}: "
+                             f"{pairs[i]!r}")
         if max_subwords is not None and max(len(src), len(tgt)) > max_subwords:
             if on_too_long == "raise":
-                raise ValueError(f"pair {i} has {len(src)} source and {len(tgt)} target ids, more than "
-                                 f"max_subwords={max_subwords}: {pairs[i][0][:60]!r}")
+                raise ValueError(f"pair {i} has {len(src)} source and {len(tgt)} target ids, "
+                                 f"more than max_subwords={max_subwords}: {pairs[i][0][:60]!r}")
             skipped.append(i)
             continue
         kept.append((src, tgt))

@@ -15,7 +15,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from .multihead import keep_attention_weights
 from .compat import upgrade_model_config
-from .model import (POSITIONAL_ENCODINGS, register_arch, tie_embeddings, Embeddings, EncoderDecoder, Generator,
+from .model import (POSITIONAL_ENCODINGS, register_arch, tie_embeddings,
+                                         Embeddings, EncoderDecoder, Generator,
                                          TransformerConfig, init_weights, make_model_from_config)
 
 # %% auto #0
@@ -23,17 +24,19 @@ __all__ = ['PEAK_FLOPS', 'TorchTransformer', 'torch_to_ours', 'training_flops', 
 
 # %% ../nbs/10_torch_compare.ipynb #eaa14d84
 def _key_padding(src_mask: Tensor | None) -> Tensor | None:
-    "Our (batch, 1, src_len) 'may attend' mask as PyTorch's (batch, src_len) 'ignore this key' mask."
+    ("Our (batch, 1, src_len) 'may attend' mask as PyTorch's (batch, src_len) "
+     "'ignore this key' mask.")
     if src_mask is None:
         return None
     if src_mask.dim() != 3 or src_mask.size(1) != 1 or src_mask.dtype != torch.bool:
-        raise ValueError(f"src_mask must be a (batch, 1, src_len) bool tensor, got {tuple(src_mask.shape)} "
-                         f"{src_mask.dtype}")
+        raise ValueError(f"src_mask must be a (batch, 1, src_len) bool tensor, "
+                         f"got {tuple(src_mask.shape)} {src_mask.dtype}")
     return ~src_mask[:, 0]
 
 # %% ../nbs/10_torch_compare.ipynb #059ff81c
 class TorchTransformer(nn.Module):
-    "torch.nn.Transformer behind the `EncoderDecoder` API, with make_model's embeddings, positions, generator and init."
+    ("torch.nn.Transformer behind the `EncoderDecoder` API, "
+     "with make_model's embeddings, positions, generator and init.")
     arch = "torch"  # what checkpoints record, so that build_model (chapter 06) rebuilds this class
 
     def __init__(
@@ -52,8 +55,8 @@ class TorchTransformer(nn.Module):
         self.config = TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
                                         norm_first, max_positions, positional, init, d_k)  # validates, as make_model
         if positional == "rope":
-            raise ValueError("--arch torch: nn.MultiheadAttention cannot turn queries and keys (positional='rope'); "
-                             "use our layers (--arch ours)")
+            raise ValueError("--arch torch: nn.MultiheadAttention cannot turn queries and keys "
+                             "(positional='rope'); use our layers (--arch ours)")
         if self.config.head_dims[0] != self.config.head_dims[1]:
             raise ValueError(f"--arch torch: nn.MultiheadAttention needs d_k = d_model / h = {self.config.head_dims[1]}, "
                              f"got d_k={d_k}; use our layers (--arch ours) for row B of Table 3")
@@ -97,25 +100,31 @@ class TorchTransformer(nn.Module):
 def torch_to_ours(
     model: TorchTransformer,  # trained with --arch torch
 ) -> EncoderDecoder:
-    "Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: the same function, with chapter 08's KV cache."
+    ("Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: "
+     "the same function, with chapter 08's KV cache.")
     if model.config.norm_first:
         raise ValueError("torch_to_ours handles the post-norm model only (norm_first=False)")
     ours = make_model_from_config(model.config).to(next(model.parameters()).dtype)
     ours.load_state_dict({k: v for k, v in model.state_dict().items()
-                          if k.startswith(("src_embed.", "tgt_embed.", "generator."))}, strict=False)
+                          if k.startswith(("src_embed.", "tgt_embed.", "generator."))},
+                         strict=False)
 
     def mha(mine, theirs):  # nn.MultiheadAttention packs W_Q, W_K, W_V into one in_proj matrix
-        for lin, w, b in zip((mine.w_q, mine.w_k, mine.w_v), theirs.in_proj_weight.chunk(3), theirs.in_proj_bias.chunk(3)):
+        for lin, w, b in zip((mine.w_q, mine.w_k, mine.w_v), theirs.in_proj_weight.chunk(3),
+                             theirs.in_proj_bias.chunk(3)):
             lin.weight.copy_(w)
             lin.bias.copy_(b)
         mine.w_o.load_state_dict(theirs.out_proj.state_dict())
 
-    pairs = [(ours.encoder.layers, model.transformer.encoder.layers, ("self_attn",), ("norm1", "norm2")),
-             (ours.decoder.layers, model.transformer.decoder.layers, ("self_attn", "src_attn"), ("norm1", "norm2", "norm3"))]
+    pairs = [(ours.encoder.layers, model.transformer.encoder.layers, ("self_attn",),
+              ("norm1", "norm2")),
+             (ours.decoder.layers, model.transformer.decoder.layers, ("self_attn", "src_attn"),
+              ("norm1", "norm2", "norm3"))]
     for mine_layers, their_layers, attns, norms in pairs:
         for mine, theirs in zip(mine_layers, their_layers):
             for name in attns:
-                mha(getattr(mine, name), getattr(theirs, "multihead_attn" if name == "src_attn" else name))
+                mha(getattr(mine, name),
+                    getattr(theirs, "multihead_attn" if name == "src_attn" else name))
             mine.feed_forward.w_1.load_state_dict(theirs.linear1.state_dict())
             mine.feed_forward.w_2.load_state_dict(theirs.linear2.state_dict())
             for sub, norm in zip(mine.sublayer, norms):
@@ -123,7 +132,8 @@ def torch_to_ours(
     return ours.eval()
 
 
-register_arch("torch", lambda config: TorchTransformer(**config.to_dict()), to_ours=torch_to_ours)  # --arch torch
+register_arch("torch", lambda config: TorchTransformer(**config.to_dict()),
+              to_ours=torch_to_ours)  # --arch torch
 
 # %% ../nbs/10_torch_compare.ipynb #64b4e979
 PEAK_FLOPS = {  # reference peaks in FLOP/s (vendor data sheets; dense, no sparsity)
@@ -140,22 +150,26 @@ def training_flops(
     src_len: float,  # average source sentence length (s̄)
     tgt_len: float,  # average target sentence length (t̄)
 ) -> float:
-    "nanoGPT-style estimate of the FLOPs of one training step (forward + backward) of the encoder-decoder."
+    ("nanoGPT-style estimate of the FLOPs of one training step (forward + backward) "
+     "of the encoder-decoder.")
     c = model_config
     if not isinstance(c, TransformerConfig):  # a saved dict, perhaps with old names (appendix 09d)
         c = TransformerConfig.from_dict(upgrade_model_config(c))
     d, N, d_ff, V = c.d_model, c.N, c.d_ff, c.tgt_vocab
-    # weights applied to every source position: the encoder layers, and each decoder layer's cross-attention
-    # W^K, W^V (they project the encoder's output); to every target position: the rest of the decoder
+    # weights applied to every source position: the encoder layers, and each decoder layer's
+    # cross-attention W^K, W^V (they project the encoder's output); to every target position:
+    # the rest of the decoder
     p_src = N * (4 * d * d + 2 * d * d_ff) + N * 2 * d * d
-    p_tgt = N * (6 * d * d + 2 * d * d_ff) + d * V  # self-attention, cross W^Q, W^O, feed-forward, pre-softmax
+    # self-attention, cross W^Q, W^O, feed-forward, pre-softmax
+    p_tgt = N * (6 * d * d + 2 * d * d_ff) + d * V
     # 6 FLOPs per weight per token + 12·d per (query, key) pair per layer
     return 6 * (p_src * src_tokens + p_tgt * tgt_tokens) + 12 * N * d * (
         src_tokens * src_len + tgt_tokens * tgt_len + tgt_tokens * src_len)
 
 # %% ../nbs/10_torch_compare.ipynb #68846d11
 def counted_step_flops(
-    model: EncoderDecoder,  # our model (its attention is run through the explicit path for the count)
+    # our model (its attention is run through the explicit path for the count)
+    model: EncoderDecoder,
     batch,  # a Batch (chapter 06b)
     criterion: Callable[[Tensor, Tensor], Tensor],  # e.g. LabelSmoothingLoss(..., reduction="sum")
 ) -> int:

@@ -23,7 +23,8 @@ __all__ = ['VOCAB_FIELDS', 'pick_device', 'autocast_context', 'TrainConfig', 'fi
 
 # %% ../nbs/07a_config.ipynb #b21cc1f9
 def pick_device(
-    device: str | torch.device | None = None,  # "auto"/None: cuda > mps > cpu; or an explicit device
+    # "auto"/None: cuda > mps > cpu; or an explicit device
+    device: str | torch.device | None = None,
     local_rank: int = 0,  # with several GPUs per machine: which one this process uses
 ) -> torch.device:
     "The device to train on: the requested one (checked), or the best available."
@@ -42,40 +43,45 @@ def pick_device(
             raise ValueError(f"device {device!r} requested but CUDA is not available")
         if dev.index is None:
             dev = torch.device("cuda", local_rank)
-    if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+    if dev.type == "mps" and not (getattr(torch.backends, "mps", None)
+                                  and torch.backends.mps.is_available()):
         raise ValueError(f"device {device!r} requested but MPS is not available")
     return dev
 
 
 def autocast_context(
     device: torch.device,
-    amp: str = "auto",  # "auto": bf16 on CUDA GPUs that support it, else off; "bf16": always; "off": never
+    # "auto": bf16 on CUDA GPUs that support it, else off; "bf16": always; "off": never
+    amp: str = "auto",
 ) -> contextlib.AbstractContextManager:
     "A context manager for the forward pass: bf16 autocast or nothing."
     if amp not in ("auto", "bf16", "off"):
         raise ValueError(f"amp must be 'auto', 'bf16' or 'off', got {amp!r}")
-    use = amp == "bf16" or (amp == "auto" and device.type == "cuda" and torch.cuda.is_bf16_supported())
+    use = amp == "bf16" or (amp == "auto" and device.type == "cuda"
+                            and torch.cuda.is_bf16_supported())
     return torch.autocast(device.type, dtype=torch.bfloat16) if use else contextlib.nullcontext()
 
 # %% ../nbs/07a_config.ipynb #6241a89c
 def _opt(default, help: str):
-    "A dataclass field with a default and a help text (shown by `annotated-transformer train --help`)."
+    ("A dataclass field with a default and a help text "
+     "(shown by `annotated-transformer train --help`).")
     if isinstance(default, dict):
         return field(default_factory=lambda: dict(default), metadata={"help": help})
     if isinstance(default, TransformerConfig):  # frozen: every config may share the one default
         return field(default_factory=lambda: default, metadata={"help": help})
     return field(default=default, metadata={"help": help})
 
-
-VOCAB_FIELDS = ("src_vocab", "tgt_vocab")  # of TransformerConfig: the data sets them, never a training config
-
+# of TransformerConfig: the data sets them, never a training config
+VOCAB_FIELDS = ("src_vocab", "tgt_vocab")
 
 @dataclass
 class TrainConfig:
     "Everything that defines a training run. Defaults: the paper's base model and recipe."
     model: TransformerConfig = _opt(TransformerConfig(share_embeddings=True),
-                                    "the model (chapter 06); its src_vocab and tgt_vocab come from the data")
-    arch: str = _opt("ours", "the implementation, a name in ARCHS (chapter 06): ours (make_model) or torch (torch.nn.Transformer with the same "
+                                    "the model (chapter 06); its src_vocab and tgt_vocab "
+                                    "come from the data")
+    arch: str = _opt("ours", "the implementation, a name in ARCHS (chapter 06): ours (make_model) "
+                             "or torch (torch.nn.Transformer with the same "
                              "embeddings, positions and generator)")
     # optimisation (§5.3, §5.4)
     label_smoothing: float = _opt(0.1, "label smoothing ε_ls (§5.4)")
@@ -84,38 +90,49 @@ class TrainConfig:
     adam_beta1: float = _opt(0.9, "Adam β1")
     adam_beta2: float = _opt(0.98, "Adam β2")
     adam_eps: float = _opt(1e-9, "Adam ε")
-    max_tokens: int = _opt(25000, "padded target tokens per batch (§5.1: ~25000 per side), shared by all "
-                                "ranks; its source side may take up to four times as many (SOURCE_ALLOWANCE)")
-    accum_steps: int = _opt(1, "batches per update (gradient accumulation): global batch = accum_steps × max_tokens")
-    clip_norm: float = _opt(0.0, "clip the gradient norm to this value; 0 = no clipping (the paper does not clip)")
+    max_tokens: int = _opt(25000, "padded target tokens per batch (§5.1: ~25000 per side), "
+                                  "shared by all ranks; its source side may take up to "
+                                  "four times as many (SOURCE_ALLOWANCE)")
+    accum_steps: int = _opt(1, "batches per update (gradient accumulation): "
+                               "global batch = accum_steps × max_tokens")
+    clip_norm: float = _opt(0.0, "clip the gradient norm to this value; "
+                                 "0 = no clipping (the paper does not clip)")
     steps: int = _opt(100000, "number of updates (the base model: 100000)")
     seed: int = _opt(0, "seed for initialisation, data order and dropout")
-    rebatch: bool = _opt(True, "cut the length-sorted batches anew every epoch (--no-rebatch: cut them once and "
-                               "shuffle only their order, as fairseq does; chapter 09b measures both)")
+    rebatch: bool = _opt(True, "cut the length-sorted batches anew every epoch "
+                               "(--no-rebatch: cut them once and shuffle only their order, "
+                               "as fairseq does; chapter 09b measures both)")
     # data
-    data: str = _opt("copy", "data set: a registered name (copy, corpus) or MODULE:FUNCTION returning a DataBundle")
-    data_options: dict = _opt({}, "options for the data builder, as KEY=VALUE (repeatable) or a JSON object; "
-                                  "copy: vocab, max_length, train_size, dev_size; corpus: see chapter 09a2")
+    data: str = _opt("copy", "data set: a registered name (copy, corpus) "
+                             "or MODULE:FUNCTION returning a DataBundle")
+    data_options: dict = _opt({}, "options for the data builder, "
+                                  "as KEY=VALUE (repeatable) or a JSON object; "
+                                  "copy: vocab, max_length, train_size, dev_size; "
+                                  "corpus: see chapter 09a2")
     # running
     device: str = _opt("auto", "auto (cuda > mps > cpu), cpu, cuda, cuda:N or mps")
     amp: str = _opt("auto", "bf16 autocast: auto (on CUDA when supported), bf16, off")
     compile: bool = _opt(False, "wrap the model in torch.compile")
     log_every: int = _opt(100, "write a metrics line every this many steps")
     eval_every: int = _opt(1000, "evaluate on the held-out data every this many steps (0 = never)")
-    checkpoint_every: int = _opt(1000, "save a checkpoint every this many steps (0 = only at the end)")
+    checkpoint_every: int = _opt(1000, "save a checkpoint every this many steps "
+                                       "(0 = only at the end)")
     keep_last: int = _opt(5, "keep only the newest this many checkpoints (0 = keep all)")
     progress: bool = _opt(True, "show a tqdm progress bar (off: print a line per log record)")
-    threads: int = _opt(0, "CPU threads for PyTorch (0 = chosen by the train command: one for a small model, "
-                                "PyTorch's default for a large one)")
+    threads: int = _opt(0, "CPU threads for PyTorch "
+                           "(0 = chosen by the train command: one for a small model, "
+                           "PyTorch's default for a large one)")
 
 # %% ../nbs/07a_config.ipynb #4e21d2d4
 def field_types(cls) -> dict[str, object]:
-    "Each field's type as a Python object (the annotations are strings under `from __future__ import annotations`)."
+    ("Each field's type as a Python object "
+     "(the annotations are strings under `from __future__ import annotations`).")
     return typing.get_type_hints(cls)
 
 
 def is_of_type(value, kind) -> bool:
-    "`isinstance` for a config's field types: int (not bool), float (ints too), bool, str, dict, classes, `X | None`."
+    ("`isinstance` for a config's field types: int (not bool), float (ints too), bool, str, dict, "
+     "classes, `X | None`.")
     if typing.get_origin(kind) in (typing.Union, types.UnionType):
         return any(is_of_type(value, k) for k in typing.get_args(kind))
     if kind is type(None):
@@ -131,7 +148,8 @@ def type_name(kind) -> str:
     "How an error message names a field type: int, str | None, TransformerConfig."
     if typing.get_origin(kind) in (typing.Union, types.UnionType):
         return " | ".join(type_name(k) for k in typing.get_args(kind))
-    return "None" if kind is type(None) else getattr(typing.get_origin(kind) or kind, "__name__", str(kind))
+    return ("None" if kind is type(None)
+            else getattr(typing.get_origin(kind) or kind, "__name__", str(kind)))
 
 # %% ../nbs/07a_config.ipynb #3dd7c698
 @patch
@@ -145,7 +163,8 @@ def validate(self: TrainConfig) -> TrainConfig:
         raise ValueError(f"threads={self.threads} must be >= 0")
     default = TransformerConfig()
     if (self.model.src_vocab, self.model.tgt_vocab) != (default.src_vocab, default.tgt_vocab):
-        raise ValueError("model.src_vocab and model.tgt_vocab are set from the data: leave them at their defaults")
+        raise ValueError("model.src_vocab and model.tgt_vocab are set from the data: "
+                         "leave them at their defaults")
     positive = ["warmup", "max_tokens", "accum_steps", "log_every"]
     for name in positive:
         if getattr(self, name) < 1:
@@ -157,7 +176,8 @@ def validate(self: TrainConfig) -> TrainConfig:
         if not 0.0 <= getattr(self, name) < 1.0:
             raise ValueError(f"{name}={getattr(self, name)} must be in [0, 1)")
     if self.lr_factor <= 0 or self.adam_eps <= 0:
-        raise ValueError(f"lr_factor and adam_eps must be > 0, got {self.lr_factor} and {self.adam_eps}")
+        raise ValueError(f"lr_factor and adam_eps must be > 0, "
+                         f"got {self.lr_factor} and {self.adam_eps}")
     if self.arch not in ARCHS:
         raise ValueError(f"arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
     if self.amp not in ("auto", "bf16", "off"):
@@ -167,29 +187,35 @@ def validate(self: TrainConfig) -> TrainConfig:
 # %% ../nbs/07a_config.ipynb #6d7abd81
 @patch(cls_method=True)
 def from_dict(cls: TrainConfig, values: dict, source: str = "config") -> TrainConfig:
-    "A validated config from a dict; unknown keys are errors (with a suggestion). The model's settings go under 'model'."
+    ("A validated config from a dict; unknown keys are errors (with a suggestion). "
+     "The model's settings go under 'model'.")
     values = upgrade_train_config(values, source)  # names saved by earlier releases (appendix 09d)
     model = values.pop("model", {})
     if not isinstance(model, dict):
-        raise ValueError(f"model in {source} must be an object of TransformerConfig fields, got {model!r}")
+        raise ValueError(f"model in {source} must be an object of TransformerConfig fields, "
+                         f"got {model!r}")
     for key in VOCAB_FIELDS:
         if key in model:
-            raise ValueError(f"model.{key} in {source}: the vocabulary sizes come from the data; leave it out")
+            raise ValueError(f"model.{key} in {source}: "
+                             "the vocabulary sizes come from the data; leave it out")
     names = [f.name for f in dataclasses.fields(cls)]
     model_names = [f.name for f in dataclasses.fields(TransformerConfig)]
     for key in values:
         if key not in names:
             close = difflib.get_close_matches(key, names + model_names, n=1)
-            raise ValueError(f"unknown key {key!r} in {source}" + (f"; did you mean {close[0]!r}?" if close else ""))
+            raise ValueError(f"unknown key {key!r} in {source}"
+                             + (f"; did you mean {close[0]!r}?" if close else ""))
     try:
-        model = TransformerConfig.from_dict({**cls().model.to_dict(), **model}, source=f"the model settings of {source}")
+        model = TransformerConfig.from_dict({**cls().model.to_dict(), **model},
+                                            source=f"the model settings of {source}")
     except TypeError as e:  # e.g. share_embeddings given as a string
         raise ValueError(f"model in {source}: {e}") from None
     return cls(model=model, **values).validate()
 
 @patch
 def to_dict(self: TrainConfig) -> dict:
-    "The settings as a plain dict (what config.json and checkpoints store); the model without its vocabulary sizes."
+    ("The settings as a plain dict (what config.json and checkpoints store); "
+     "the model without its vocabulary sizes.")
     values = dataclasses.asdict(self)
     for key in VOCAB_FIELDS:
         del values["model"][key]

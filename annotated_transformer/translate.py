@@ -43,59 +43,74 @@ def run_dir_of(path: str | os.PathLike) -> Path:
 
 # %% ../nbs/09b_translate.ipynb #d71f6a66
 class Translator:
-    "A trained model and its tokenizer: sentences in, translations out (greedy or beam search, batched by length)."
+    ("A trained model and its tokenizer: sentences in, translations out "
+     "(greedy or beam search, batched by length).")
 
     def __init__(
         self,
         path: str | os.PathLike,  # a run directory (newest checkpoint) or a checkpoint file
-        avg: int = 1,  # average the weights of the last `avg` checkpoints of the run (§6.1: 5 for the base model)
-        tokenizer: str | os.PathLike | None = None,  # default: OUT/tokenizer.model, written by `--data corpus`
+        # average the weights of the last `avg` checkpoints of the run (§6.1: 5 for the base model)
+        avg: int = 1,
+        # default: OUT/tokenizer.model, written by `--data corpus`
+        tokenizer: str | os.PathLike | None = None,
         device: str | torch.device | None = "cpu",  # "auto": the best device present
-        convert: bool = True,  # an --arch torch model: decode with its weights in our implementation (same function,
-                               # with the KV cache); False: decode with nn.Transformer itself (no cache: slower)
+        # an --arch torch model: decode with its weights in our implementation (same function,
+        # with the KV cache); False: decode with nn.Transformer itself (no cache: slower)
+        convert: bool = True,
     ):
         path = Path(path)
-        self.checkpoints = model_checkpoints(path, avg)  # the newest checkpoint, or the last `avg` to average
+        # the newest checkpoint, or the last `avg` to average
+        self.checkpoints = model_checkpoints(path, avg)
         self.run_dir, self.avg = run_dir_of(path), avg
         tok_path = Path(tokenizer) if tokenizer is not None else self.run_dir / TOKENIZER_FILE
         if not tok_path.is_file():
-            raise FileNotFoundError(f"{tok_path}: no tokenizer. Runs trained with `--data corpus` save it there; "
+            raise FileNotFoundError(f"{tok_path}: no tokenizer. "
+                                    "Runs trained with `--data corpus` save it there; "
                                     "for other runs pass the tokenizer file (--tokenizer FILE)")
         self.tokenizer = Tokenizer.load(tok_path)
-        model = load_model(self.checkpoints)  # chapter 06d: each file read once, the weights averaged
+        # chapter 06d: each file read once, the weights averaged
+        model = load_model(self.checkpoints)
         config = model_config_dict(model)
         for side in ("src_vocab", "tgt_vocab"):
             if config[side] != self.tokenizer.vocab_size:
-                raise ValueError(f"the model's {side}={config[side]} does not match the tokenizer's vocabulary of "
-                                 f"{self.tokenizer.vocab_size} ({tok_path})")
+                raise ValueError(f"the model's {side}={config[side]} does not match "
+                                 f"the tokenizer's vocabulary of {self.tokenizer.vocab_size} "
+                                 f"({tok_path})")
         corpus_file = self.run_dir / CORPUS_FILE
         try:
-            self.corpus = json.loads(corpus_file.read_text(encoding="utf-8")) if corpus_file.is_file() else {}
+            self.corpus = (json.loads(corpus_file.read_text(encoding="utf-8"))
+                           if corpus_file.is_file() else {})
         except ValueError as e:  # not JSON, or not UTF-8
             raise ValueError(f"{corpus_file} is damaged: {e}") from None
         self.device = pick_device(None if device == "auto" else device)
-        to_ours = TO_OURS.get(config.get("arch", "ours"))  # e.g. --arch torch: the appendix registers the copy
+        # e.g. --arch torch: the appendix registers the copy
+        to_ours = TO_OURS.get(config.get("arch", "ours"))
         if convert and to_ours is not None and not config.get("norm_first"):
             model = to_ours(model)
         self.model = model.to(self.device).eval()
         self.model_config = config
-        self.use_cache = isinstance(self.model, EncoderDecoder)  # the KV cache of chapter 08 knows our layers only
+        # the KV cache of chapter 08 knows our layers only
+        self.use_cache = isinstance(self.model, EncoderDecoder)
 
 # %% ../nbs/09b_translate.ipynb #6c02a372
 @patch
 def prepare(self: Translator, text: str) -> str:
-    "The source text as the training data saw it (e.g. without word-segmentation spaces in Chinese)."
+    ("The source text as the training data saw it "
+     "(e.g. without word-segmentation spaces in Chinese).")
     if self.corpus.get("load_options", {}).get("join_cjk"):
         text = join_cjk(text)
     return text.strip()
 
 
 @patch
-def _batches(self: Translator, order: list[int], lengths: list[int], batch_size: int, max_tokens: int):
-    "Consecutive runs of `order` (sorted by length) with <= batch_size sentences and <= max_tokens padded tokens."
+def _batches(self: Translator, order: list[int], lengths: list[int], batch_size: int,
+             max_tokens: int):
+    ("Consecutive runs of `order` (sorted by length) with <= batch_size sentences "
+     "and <= max_tokens padded tokens.")
     batch = []
     for i in order:
-        if batch and (len(batch) + 1 > batch_size or (len(batch) + 1) * (lengths[i] + 1) > max_tokens):
+        if batch and (len(batch) + 1 > batch_size
+                      or (len(batch) + 1) * (lengths[i] + 1) > max_tokens):
             yield batch
             batch = []
         batch.append(i)
@@ -119,27 +134,35 @@ def translate(
     length_penalty: float = 0.6,  # α of beam search (§6.1: 0.6)
     greedy: bool = False,  # greedy decoding instead of beam search
     batch_size: int = 64,  # most sentences decoded together
-    max_tokens: int = 6000,  # most padded source tokens per batch (beam search multiplies them by k)
+    # most padded source tokens per batch (beam search multiplies them by k)
+    max_tokens: int = 6000,
 ) -> list[str]:  # detokenized translations, in the order of `sentences`
-    "Translate `sentences`: encode, sort by length, decode in batches, detokenize, restore the order."
+    ("Translate `sentences`: encode, sort by length, decode in batches, detokenize, "
+     "restore the order.")
     if isinstance(sentences, str):
-        raise TypeError("translate expects a list of sentences; for one sentence write translate([sentence])")
+        raise TypeError("translate expects a list of sentences; "
+                        "for one sentence write translate([sentence])")
     if batch_size < 1 or max_tokens < 1:
-        raise ValueError(f"batch_size and max_tokens must be >= 1, got {batch_size} and {max_tokens}")
+        raise ValueError(
+            f"batch_size and max_tokens must be >= 1, got {batch_size} and {max_tokens}"
+        )
     ids = [self.tokenizer.encode(t) if (t := self.prepare(s)) else [] for s in sentences]
     out = [""] * len(ids)
     order = sorted((i for i in range(len(ids)) if ids[i]), key=lambda i: len(ids[i]))
     budget = max_tokens if greedy else max(1, max_tokens // beam_size)
     for chunk in self._batches(order, [len(x) for x in ids], batch_size, budget):
         width = 1 + max(len(ids[i]) for i in chunk)
-        # each source: its subword ids, then EOS, then PAD (as in training, chapter 06b's make_batch)
+        # each source: its subword ids, then EOS, then PAD
+        # (as in training, chapter 06b's make_batch)
         src = torch.tensor([ids[i] + [EOS] + [PAD] * (width - 1 - len(ids[i])) for i in chunk],
                            dtype=torch.long, device=self.device)
         src_mask = padding_mask(src, PAD)
         if greedy:
-            hyp = greedy_decode(self.model, src, src_mask, bos=BOS, eos=EOS, pad=PAD, use_cache=self.use_cache)
+            hyp = greedy_decode(self.model, src, src_mask, bos=BOS, eos=EOS, pad=PAD,
+                                use_cache=self.use_cache)
         else:
-            hyp = beam_search(self.model, src, src_mask, beam_size=beam_size, length_penalty=length_penalty,
+            hyp = beam_search(self.model, src, src_mask, beam_size=beam_size,
+                              length_penalty=length_penalty,
                               bos=BOS, eos=EOS, pad=PAD, use_cache=self.use_cache)
         for i, row in zip(chunk, hyp.tolist()):
             row = row[:row.index(EOS)] if EOS in row else row  # the tokens before EOS
@@ -152,7 +175,8 @@ def translate(
 def attention_maps(
     self: Translator,
     sentence: str,  # a source sentence
-    translation: str | None = None,  # the target side to feed (teacher forcing); default: the beam translation
+    # the target side to feed (teacher forcing); default: the beam translation
+    translation: str | None = None,
     layer: int = -1,  # which encoder/decoder layer
 ) -> dict:  # tokens and head-averaged weights of the three kinds of attention, as plain lists
     "The attention weights of one layer for one sentence pair, averaged over heads (for heat maps)."
@@ -167,19 +191,23 @@ def attention_maps(
     src = torch.tensor([src_ids + [EOS]], device=self.device)
     tgt_in = torch.tensor([[BOS] + tgt_ids], device=self.device)
     src_mask = padding_mask(src, PAD)
-    tgt_mask = torch.ones(1, tgt_in.size(1), tgt_in.size(1), dtype=torch.bool, device=self.device).tril()
+    tgt_mask = torch.ones(1, tgt_in.size(1), tgt_in.size(1), dtype=torch.bool,
+                          device=self.device).tril()
     enc, dec = self.model.encoder.layers[layer], self.model.decoder.layers[layer]
     with keep_attention_weights(self.model):
         self.model.decode(self.model.encode(src, src_mask), src_mask, tgt_in, tgt_mask)
         # weights (1, h, queries, keys) -> mean over the heads
         maps = {name: m.attn[0].mean(0).cpu() for name, m in
-                [("encoder_self", enc.self_attn), ("decoder_self", dec.self_attn), ("cross", dec.src_attn)]}
+                [("encoder_self", enc.self_attn), ("decoder_self", dec.self_attn),
+                 ("cross", dec.src_attn)]}
     piece = self.tokenizer.id_to_piece
     n_layers = len(self.model.encoder.layers)
-    return {"source": sentence, "translation": translation, "layer": layer % n_layers, "layers": n_layers,
-            "heads": self.model_config["h"], "src_tokens": [piece(i) for i in src_ids] + ["</s>"],
+    return {"source": sentence, "translation": translation, "layer": layer % n_layers,
+            "layers": n_layers, "heads": self.model_config["h"],
+            "src_tokens": [piece(i) for i in src_ids] + ["</s>"],
             "tgt_tokens": ["<s>"] + [piece(i) for i in tgt_ids],
-            **{name: [[round(float(v), 4) for v in row] for row in w.tolist()] for name, w in maps.items()}}
+            **{name: [[round(float(v), 4) for v in row] for row in w.tolist()]
+               for name, w in maps.items()}}
 
 # %% ../nbs/09b_translate.ipynb #98903e55
 def bleu_and_chrf(tgt_lang: str | None = None):
@@ -257,9 +285,11 @@ def evaluate_translator(
         raise ValueError(f"unknown split {split!r}: choose test, dev or train")
     meta = translator.corpus
     if not meta.get("spec"):
-        raise ValueError(f"{translator.run_dir / CORPUS_FILE} is missing: evaluate needs a run trained with "
-                         "--data corpus (or score files with --hyp/--ref)")
-    register_corpus_from(meta["spec"], meta.get("loader"))  # a kind its training process registered at run time
+        raise ValueError(f"{translator.run_dir / CORPUS_FILE} is missing: "
+                         "evaluate needs a run trained with --data corpus "
+                         "(or score files with --hyp/--ref)")
+    # a kind its training process registered at run time
+    register_corpus_from(meta["spec"], meta.get("loader"))
     corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
     pairs = corpus.split(split)
     if limit is not None:
@@ -269,17 +299,21 @@ def evaluate_translator(
     if not pairs:
         raise ValueError(f"the {split} split of {meta['spec']} is empty")
     start = time.perf_counter()
-    hyps = translator.translate([s for s, _ in pairs], beam_size=beam_size, length_penalty=length_penalty,
-                                greedy=greedy, batch_size=batch_size)
+    hyps = translator.translate([s for s, _ in pairs], beam_size=beam_size,
+                                length_penalty=length_penalty, greedy=greedy, batch_size=batch_size)
     seconds = time.perf_counter() - start
     refs = [t for _, t in pairs]
-    picks = sorted({round(k * (len(pairs) - 1) / max(samples - 1, 1)) for k in range(samples)}) if samples else []
-    return {"split": split, "sentences": len(pairs), "split_size": len(corpus.split(split)), "limit": limit,
-            "decoding": {"method": "greedy"} if greedy else {"method": "beam", "beam_size": beam_size,
-                                                             "length_penalty": length_penalty},
+    picks = sorted({round(k * (len(pairs) - 1) / max(samples - 1, 1))
+                    for k in range(samples)}) if samples else []
+    return {"split": split, "sentences": len(pairs), "split_size": len(corpus.split(split)),
+            "limit": limit,
+            "decoding": ({"method": "greedy"} if greedy
+                         else {"method": "beam", "beam_size": beam_size,
+                               "length_penalty": length_penalty}),
             "avg": translator.avg, "checkpoints": [p.name for p in translator.checkpoints],
             **score_translations(hyps, refs, corpus.tgt_lang), "seconds": seconds,
-            "samples": [{"index": i, "source": pairs[i][0], "reference": refs[i], "hypothesis": hyps[i]} for i in picks],
+            "samples": [{"index": i, "source": pairs[i][0], "reference": refs[i],
+                         "hypothesis": hyps[i]} for i in picks],
             "hypotheses": hyps}
 
 # %% ../nbs/09b_translate.ipynb #ee0be206
@@ -342,29 +376,34 @@ def chosen_decoding(run: str | os.PathLike) -> dict | None:
 
 # %% ../nbs/09b_translate.ipynb #4a717f21
 def _describe(decoding: dict, avg: int) -> str:
-    how = "greedy" if decoding["method"] == "greedy" else f"beam {decoding['beam_size']}, alpha {decoding['length_penalty']}"
+    how = ("greedy" if decoding["method"] == "greedy"
+           else f"beam {decoding['beam_size']}, alpha {decoding['length_penalty']}")
     return how + (f", average of the last {avg} checkpoints" if avg > 1 else "")
 
 # %% ../nbs/09b_translate.ipynb #11a9dc09
 def _common_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--avg", type=int, metavar="K", help="average the weights of the last K checkpoints "
-                   "(§6.1: 5 for the base model; default: what `evaluate --tune` chose, else 1)")
+    p.add_argument("--avg", type=int, metavar="K",
+                   help="average the weights of the last K checkpoints (§6.1: 5 for the base "
+                        "model; default: what `evaluate --tune` chose, else 1)")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--beam", type=int, metavar="K", help="beam search with beam size K (default: what "
-                     "`evaluate --tune` chose, else 4 as in §6.1)")
+    how.add_argument("--beam", type=int, metavar="K", help="beam search with beam size K "
+                     "(default: what `evaluate --tune` chose, else 4 as in §6.1)")
     how.add_argument("--greedy", action="store_true", help="greedy decoding instead of beam search")
-    p.add_argument("--alpha", type=float, help="length penalty α of beam search (default: what `evaluate --tune` "
-                   "chose, else 0.6 as in §6.1)")
-    p.add_argument("--tokenizer", type=Path, metavar="FILE", help="tokenizer model (default: OUT/tokenizer.model)")
-    p.add_argument("--batch-size", type=int, default=64, metavar="N", help="most sentences per batch (default: 64)")
+    p.add_argument("--alpha", type=float, help="length penalty α of beam search "
+                   "(default: what `evaluate --tune` chose, else 0.6 as in §6.1)")
+    p.add_argument("--tokenizer", type=Path, metavar="FILE",
+                   help="tokenizer model (default: OUT/tokenizer.model)")
+    p.add_argument("--batch-size", type=int, default=64, metavar="N",
+                   help="most sentences per batch (default: 64)")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, mps or auto")
-    p.add_argument("--threads", type=int, default=0, metavar="N", help="CPU threads for PyTorch (0: its default)")
-
+    p.add_argument("--threads", type=int, default=0, metavar="N",
+                   help="CPU threads for PyTorch (0: its default)")
 
 def _check_options(args: argparse.Namespace) -> None:
-    "Refuse option values that cannot work before any work starts: one line naming the option and what it accepts."
-    for flag, low in [("--avg", 1), ("--beam", 1), ("--batch-size", 1), ("--threads", 0), ("--limit", 1),
-                      ("--samples", 0)]:
+    ("Refuse option values that cannot work before any work starts: "
+     "one line naming the option and what it accepts.")
+    for flag, low in [("--avg", 1), ("--beam", 1), ("--batch-size", 1), ("--threads", 0),
+                      ("--limit", 1), ("--samples", 0)]:
         value = getattr(args, flag[2:].replace("-", "_"), None)
         if value is not None and value < low:
             raise ValueError(f"{flag} must be an integer >= {low}, got {value}")
@@ -381,9 +420,9 @@ def _check_options(args: argparse.Namespace) -> None:
         if path is not None and path.is_dir():
             raise ValueError(f"{flag} {path} is a directory: give a file name")
 
-
 def _resolve_decoding(args: argparse.Namespace, chosen: dict | None = None) -> str | None:
-    "Fill in --avg, --beam/--greedy, --alpha: as `chosen`; else as given; else as `evaluate --tune` chose; else §6.1."
+    ("Fill in --avg, --beam/--greedy, --alpha: as `chosen`; else as given; "
+     "else as `evaluate --tune` chose; else §6.1.")
     given = args.avg is not None or args.beam is not None or args.greedy or args.alpha is not None
     if chosen is None and args.model is not None and not given:
         chosen = chosen_decoding(args.model)  # OUT/decoding.json, if the run was tuned
@@ -398,7 +437,6 @@ def _resolve_decoding(args: argparse.Namespace, chosen: dict | None = None) -> s
                 + _describe(chosen["decoding"], chosen["avg"]))
     return None
 
-
 def _translator(args) -> Translator:
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -412,8 +450,9 @@ def _decode_lines(data: bytes, source: str) -> list[str]:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise ValueError(f"{source}, line {line}: not UTF-8 text (byte {data[e.start]:#04x} at byte {column} of the "
-                         "line): save it as UTF-8") from None
+        raise ValueError(f"{source}, line {line}: not UTF-8 text "
+                         f"(byte {data[e.start]:#04x} at byte {column} of the line): "
+                         "save it as UTF-8") from None
     return text.splitlines()
 
 
@@ -421,7 +460,8 @@ def _read_text_lines(path: Path | None) -> list[str]:
     "The lines of a UTF-8 file, or of standard input (None)."
     if path is None:
         binary = getattr(sys.stdin, "buffer", None)
-        if binary is None:  # a text stream put in place of stdin (e.g. io.StringIO): already decoded
+        # a text stream put in place of stdin (e.g. io.StringIO): already decoded
+        if binary is None:
             return sys.stdin.read().splitlines()
         return _decode_lines(binary.read(), "standard input")
     if not Path(path).is_file():
@@ -431,32 +471,37 @@ def _read_text_lines(path: Path | None) -> list[str]:
 # %% ../nbs/09b_translate.ipynb #a8269d78
 def translate_main(argv: Sequence[str] | None = None) -> int:
     "`annotated-transformer translate`: translate sentences, one per line, with a trained run."
-    p = argparse.ArgumentParser(prog="annotated-transformer translate",
-                                description="Translate sentences (one per line) with a model trained by "
-                                            "`annotated-transformer train --data corpus` (chapter 09a2).")
+    p = argparse.ArgumentParser(
+        prog="annotated-transformer translate",
+        description="Translate sentences (one per line) with a model trained by "
+                    "`annotated-transformer train --data corpus` (chapter 09a2).")
     p.add_argument("--model", type=Path, required=True, metavar="OUT",
                    help="run directory (its newest checkpoint) or a checkpoint file")
-    p.add_argument("--input", type=Path, metavar="FILE", help="sentences to translate (default: standard input)")
-    p.add_argument("--output", type=Path, metavar="FILE", help="where to write the translations (default: standard output)")
+    p.add_argument("--input", type=Path, metavar="FILE",
+                   help="sentences to translate (default: standard input)")
+    p.add_argument("--output", type=Path, metavar="FILE",
+                   help="where to write the translations (default: standard output)")
     _common_options(p)
     args = p.parse_args(argv)
     try:
         with one_line_warnings(p.prog):
             _check_options(args)
-            lines = _read_text_lines(args.input) if args.input is not None else None  # a file: read it first
+            # a file: read it first
+            lines = _read_text_lines(args.input) if args.input is not None else None
             if (note := _resolve_decoding(args)) is not None:
                 print(f"{p.prog}: {note}", file=sys.stderr)
             translator = _translator(args)
-            lines = _read_text_lines(None) if lines is None else lines  # standard input: once the model is ready
-            hyps = translator.translate(lines, beam_size=args.beam, length_penalty=args.alpha, greedy=args.greedy,
-                                        batch_size=args.batch_size)
+            # standard input: once the model is ready
+            lines = _read_text_lines(None) if lines is None else lines
+            hyps = translator.translate(lines, beam_size=args.beam, length_penalty=args.alpha,
+                                        greedy=args.greedy, batch_size=args.batch_size)
     except (FileNotFoundError, ValueError, TypeError, ModuleNotFoundError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
     empty = [i + 1 for i, line in enumerate(lines) if not translator.prepare(line)]
     if empty:
         shown = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
-        print(f"{p.prog}: note: {len(empty)} empty input line(s) (line {shown}) give empty output lines",
-              file=sys.stderr)
+        print(f"{p.prog}: note: {len(empty)} empty input line(s) (line {shown}) "
+              "give empty output lines", file=sys.stderr)
     text = "".join(h + "\n" for h in hyps)
     if args.output is None:
         sys.stdout.write(text)
@@ -469,23 +514,31 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
 # %% ../nbs/09b_translate.ipynb #e3088860
 def _evaluate_parser() -> argparse.ArgumentParser:
     "The options of `annotated-transformer evaluate`."
-    p = argparse.ArgumentParser(prog="annotated-transformer evaluate",
-                                description="Score a model trained with `--data corpus` on its test (or dev) split "
-                                            "with sacrebleu's BLEU and chrF, printed with their signatures; or score "
-                                            "a file of translations against a file of references (--hyp/--ref).")
-    p.add_argument("--model", type=Path, metavar="OUT", help="run directory (its newest checkpoint) or a checkpoint file")
+    p = argparse.ArgumentParser(
+        prog="annotated-transformer evaluate",
+        description="Score a model trained with `--data corpus` on its test (or dev) split "
+                    "with sacrebleu's BLEU and chrF, printed with their signatures; or score "
+                    "a file of translations against a file of references (--hyp/--ref).")
+    p.add_argument("--model", type=Path, metavar="OUT",
+                   help="run directory (its newest checkpoint) or a checkpoint file")
     p.add_argument("--split", default="test", help="test (default) or dev")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N pairs of the split (and of the dev "
-                   "split, with --tune)")
-    p.add_argument("--samples", type=int, default=5, metavar="N", help="example translations to show (default: 5)")
-    p.add_argument("--json", type=Path, metavar="FILE", help="write the scores, settings and samples as JSON")
-    p.add_argument("--hyp-out", type=Path, metavar="FILE", help="write the translations, one per line")
-    p.add_argument("--hyp", type=Path, metavar="FILE", help="score this file of translations (with --ref) instead")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="only the first N pairs of the split (and of the dev split, with --tune)")
+    p.add_argument("--samples", type=int, default=5, metavar="N",
+                   help="example translations to show (default: 5)")
+    p.add_argument("--json", type=Path, metavar="FILE",
+                   help="write the scores, settings and samples as JSON")
+    p.add_argument("--hyp-out", type=Path, metavar="FILE",
+                   help="write the translations, one per line")
+    p.add_argument("--hyp", type=Path, metavar="FILE",
+                   help="score this file of translations (with --ref) instead")
     p.add_argument("--ref", type=Path, metavar="FILE", help="references for --hyp, line by line")
-    p.add_argument("--tgt-lang", default=None, help="with --hyp: target language (zh/ja/ko change BLEU's tokenizer)")
-    p.add_argument("--tune", action="store_true", help="first choose --alpha and --avg by BLEU on the dev split "
-                   "(greedy included), save the choice in OUT/decoding.json for translate and evaluate, then score "
-                   "--split with it")
+    p.add_argument("--tgt-lang", default=None,
+                   help="with --hyp: target language (zh/ja/ko change BLEU's tokenizer)")
+    p.add_argument("--tune", action="store_true",
+                   help="first choose --alpha and --avg by BLEU on the dev split "
+                        "(greedy included), save the choice in OUT/decoding.json "
+                        "for translate and evaluate, then score --split with it")
     _common_options(p)
     return p
 

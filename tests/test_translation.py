@@ -138,7 +138,7 @@ def test_part_captions_are_replaced_in_the_written_pages(tmp_path):
     from types import SimpleNamespace
     page = tmp_path / "nbs" / "01_attention.html"
     page.parent.mkdir()
-    page.write_text('<p class="caption"><span class="caption-text">Appendix</span></p><p>Appendix</p>', encoding="utf-8")
+    page.write_text('<p class="caption"><span class="caption-text">Appendices</span></p><p>Appendix</p>', encoding="utf-8")
     app = SimpleNamespace(config=SimpleNamespace(toc_captions=i18n.captions("zh_CN")), outdir=str(tmp_path),
                           builder=SimpleNamespace(format="html"))
     ext._translate_captions(app, None)
