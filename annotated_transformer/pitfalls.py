@@ -22,7 +22,8 @@ from fastcore.basics import patch_to
 from .attention import attention
 from .decoding import beam_search
 from .masking import causal_mask, padding_mask
-from .model import Generator, init_weights, make_model_from_config, tie_embeddings
+from .model import (Generator, init_weights, make_model_from_config,
+                                         tie_embeddings)
 from .multihead import MultiHeadAttention
 from .sublayers import AddAndNorm
 from .translate import bleu_and_chrf, score_translations
@@ -150,10 +151,13 @@ class _Reports:
 # %% ../nbs/11_pitfalls.ipynb #a7de18c9
 def book_folder() -> Path:
     "The clone of the book that this package is loaded from: the folder that holds tests/."
-    # the file of a class (a bug replaces functions, never classes): annotated_transformer/sublayers.py
+    # the file of a class (a bug replaces functions, never classes):
+    # annotated_transformer/sublayers.py
     folder = Path(inspect.getfile(AddAndNorm)).resolve().parents[1]
     if not (folder / "tests").is_dir():
-        raise FileNotFoundError(f"no tests/ folder in {folder}: the checks need a clone of the book")
+        raise FileNotFoundError(
+            f"no tests/ folder in {folder}: the checks need a clone of the book"
+        )
     return folder
 
 
@@ -228,7 +232,8 @@ PITFALLS["nan"] = Pitfall(
     "the textbook masked softmax: -inf fill and no guard for rows with no allowed key",
     Mutation(attention, ("torch.finfo(scores.dtype).min", 'float("-inf")'),
              ("    if mask is not None:\n"
-              "        # a query with no allowed key got uniform weights above; make them (and its output) zero\n"
+              "        # a query with no allowed key got uniform weights above; "
+              "make them (and its output) zero\n"
               "        weights = weights.masked_fill(~mask, 0.0)\n", "")),
     "tests/test_attention.py::test_fully_masked_rows_are_zero_and_gradients_finite",
     chapter="01_attention")
@@ -237,7 +242,8 @@ PITFALLS["nan"] = Pitfall(
 PITFALLS["view_heads"] = Pitfall(
     "heads split with view instead of a transpose",
     Mutation(MultiHeadAttention.split_heads,
-             (".view(x.size(0), x.size(1), self.h, width).transpose(1, 2)", ".view(x.size(0), self.h, x.size(1), width)")),
+             (".view(x.size(0), x.size(1), self.h, width).transpose(1, 2)",
+              ".view(x.size(0), self.h, x.size(1), width)")),
     "tests/test_multihead.py::test_self_attention_matches_torch",
     chapter="03_multihead",
     reports=("https://github.com/hyunwoongko/transformer",))
@@ -249,7 +255,8 @@ PITFALLS["post_norm"] = Pitfall(
                                   "return x + self._branch(x, sublayer, self.norm(x))")),
     "tests/test_sublayers.py::test_post_norm_feed_forward_half_matches_torch",
     chapter="05_sublayers",
-    reports=("https://github.com/harvardnlp/annotated-transformer/issues/1", "https://github.com/harvardnlp/annotated-transformer/issues/13",
+    reports=("https://github.com/harvardnlp/annotated-transformer/issues/1",
+             "https://github.com/harvardnlp/annotated-transformer/issues/13",
              "https://github.com/harvardnlp/annotated-transformer/issues/92"))
 
 # %% ../nbs/11_pitfalls.ipynb #176e7779
