@@ -135,6 +135,7 @@ CODE_SCROLL_JS = """() => {
 }"""
 
 
+@functools.lru_cache(maxsize=None)  # read once, not at every page view
 def teaching_pages(root: Path) -> set[str]:
     "The learner's short path: the root page and the first part of _toc.yml (tests/test_short_path.py)."
     toc = yaml.safe_load((root / "_toc.yml").read_text())
