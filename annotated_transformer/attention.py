@@ -60,8 +60,7 @@ def attention(
     dropout: nn.Module | None = None,
     # output (..., n_queries, d_v) and the weights (..., n_queries, n_keys)
 ) -> tuple[Tensor, Tensor]:
-    ("Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V (§3.2.1), "
-     "computed explicitly.")
+    "Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V (§3.2.1), explicitly."
     scores_shape = _check_qkv(query, key, value)
     if mask is not None:
         check_mask(mask, scores_shape)
@@ -74,7 +73,8 @@ def attention(
     # A = softmax(S), row by row
     weights = scores.softmax(dim=-1)
     if mask is not None:
-        # a query with no allowed key got uniform weights above; make them (and its output) zero
+        # a query with no allowed key got uniform weights above:
+        # make them (and its output) zero
         weights = weights.masked_fill(~mask, 0.0)
     if dropout is not None:
         weights = dropout(weights)

@@ -232,8 +232,8 @@ PITFALLS["nan"] = Pitfall(
     "the textbook masked softmax: -inf fill and no guard for rows with no allowed key",
     Mutation(attention, ("torch.finfo(scores.dtype).min", 'float("-inf")'),
              ("    if mask is not None:\n"
-              "        # a query with no allowed key got uniform weights above; "
-              "make them (and its output) zero\n"
+              "        # a query with no allowed key got uniform weights above:\n"
+              "        # make them (and its output) zero\n"
               "        weights = weights.masked_fill(~mask, 0.0)\n", "")),
     "tests/test_attention.py::test_fully_masked_rows_are_zero_and_gradients_finite",
     chapter="01_attention")

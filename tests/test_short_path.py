@@ -34,10 +34,9 @@ def displayed(cell: dict) -> list[str] | None:
 
 
 # Known exceptions, each a cell that cannot fit without a restructure still to be done (they are reported, and the
-# test fails on any other long line): the 01 comment is quoted word for word by chapter 11's "nan" pitfall; the shell
-# cells cannot be wrapped; the others are exported cells that wrapping would push past test_layout's 60 lines a cell.
+# test fails on any other long line): the shell cells cannot be wrapped; the others are exported cells that wrapping
+# would push past test_layout's 60 lines a cell.
 KNOWN_WIDE = {
-    "nbs/01_attention": ["# a query with no allowed key got uniform weights above"],
     "nbs/09a1_reference": ["REFERENCE_SPLITS: dict[str, tuple[str, str, str]] = {"],
     "nbs/09a2_subwords": ["_BUILDER_OPTIONS = {"],
     "nbs/09b_translate": ["def bleu_and_chrf(", 'DECODING_FILE = "decoding.json"', "def evaluate_main(",
