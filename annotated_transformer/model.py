@@ -310,9 +310,7 @@ INITS = ("default", "harvard")  # the rules of init_weights (below)
 class TransformerConfig:
     ("Hyperparameters of the Transformer; "
      "the defaults are the paper's base model (Table 3).")
-
-    # source vocabulary size (the paper's shared BPE vocabulary: about 37000, §5.1)
-    src_vocab: int = 37000
+    src_vocab: int = 37000  # source vocabulary (the paper's shared BPE: ~37000, §5.1)
     tgt_vocab: int = 37000  # target vocabulary size
     N: int = 6  # layers in the encoder and in the decoder
     d_model: int = 512  # width of embeddings and of every sub-layer's output
@@ -328,9 +326,10 @@ class TransformerConfig:
     # a key of POSITIONAL_ENCODINGS: sinusoidal (§3.5), learned (Table 3, E) or rope
     positional: str = "sinusoidal"
     init: str = "default"  # one of INITS: how init_weights draws the weights
-    # width of each head's queries and keys;
-    # None: d_model / h (Table 3, row B: smaller)
-    d_k: int | None = None
+    d_k: int | None = None  # query/key width per head; None: d_model / h (Table 3, B)
+    # True: dropout (P_drop) on the attention weights and the feed-forward hidden
+    # layer too, as Harvard's notebook and nn.Transformer; not in the paper (§5.4)
+    inner_dropout: bool = False
 
     def __post_init__(self):
         self._validate()  # below: every field is checked as the config is made
@@ -349,7 +348,7 @@ def _validate(self: TransformerConfig) -> None:
     object.__setattr__(self, "dropout", check_probability(self.dropout))
     if self.d_k is not None:
         object.__setattr__(self, "d_k", check_int(self.d_k, "d_k", minimum=1))
-    for name in ("share_embeddings", "norm_first"):
+    for name in ("share_embeddings", "norm_first", "inner_dropout"):
         if not isinstance(getattr(self, name), bool):
             raise TypeError(
                 f"{name} must be True or False, got {getattr(self, name)!r}"
@@ -463,13 +462,14 @@ def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     "Build (and initialise) the Transformer described by `config`."
     c = copy.deepcopy
     d_model, dropout, norm_first = config.d_model, config.dropout, config.norm_first
-    attn = self_attn = MultiHeadAttention(config.h, d_model, dropout, d_k=config.d_k)
+    inner = dropout if config.inner_dropout else 0.0  # weights and FFN hidden layer
+    attn = self_attn = MultiHeadAttention(config.h, d_model, inner, d_k=config.d_k)
     # chapter 04: turn the queries and keys of the self-attentions, not of the cross one
     if config.positional == "rope":
         self_attn = MultiHeadAttention(
-            config.h, d_model, dropout, d_k=config.d_k, rotate=apply_rotary
+            config.h, d_model, inner, d_k=config.d_k, rotate=apply_rotary
         )
-    ff = PositionwiseFeedForward(d_model, config.d_ff, dropout)
+    ff = PositionwiseFeedForward(d_model, config.d_ff, inner)
     position = POSITIONAL_ENCODINGS[config.positional](
         d_model, dropout, config.max_positions
     )
@@ -508,12 +508,14 @@ def make_model(
     init: str = "default",  # initialisation rule: "default" or "harvard"
     # width of each head's queries and keys (None: d_model / h; Table 3, row B)
     d_k: int | None = None,
+    # also drop attention weights and the FFN hidden layer (Harvard's, not the paper's)
+    inner_dropout: bool = False,
 ) -> EncoderDecoder:
     "Build the Transformer; the defaults give the paper's base model."
     return make_model_from_config(
         TransformerConfig(
             src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
-            norm_first, max_positions, positional, init, d_k
+            norm_first, max_positions, positional, init, d_k, inner_dropout
         )
     )
 

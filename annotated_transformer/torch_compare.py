@@ -50,10 +50,12 @@ class TorchTransformer(nn.Module):
         positional: str = "sinusoidal",  # "sinusoidal" or "learned", as make_model
         init: str = "default",  # initialisation rule, as make_model
         d_k: int | None = None,  # must be d_model / h: nn.MultiheadAttention has no narrower keys (Table 3, row B)
+        inner_dropout: bool = False,  # keep nn.Transformer's dropout on attention weights and FFN hidden layer
     ):
         super().__init__()
         self.config = TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
-                                        norm_first, max_positions, positional, init, d_k)  # validates, as make_model
+                                        norm_first, max_positions, positional, init, d_k,
+                                        inner_dropout)  # validates, as make_model
         if positional == "rope":
             raise ValueError("--arch torch: nn.MultiheadAttention cannot turn queries and keys "
                              "(positional='rope'); use our layers (--arch ours)")
@@ -72,6 +74,12 @@ class TorchTransformer(nn.Module):
             self.transformer = nn.Transformer(d_model, h, N, N, d_ff, dropout, batch_first=True, norm_first=norm_first)
         # no nested tensors in the encoder's inference fast path (a prototype API): plain padded tensors throughout
         self.transformer.encoder.enable_nested_tensor = self.transformer.encoder.use_nested_tensor = False
+        if not inner_dropout:  # as make_model: only the paper's dropouts (§5.4)
+            for layer in [*self.transformer.encoder.layers, *self.transformer.decoder.layers]:
+                layer.dropout.p = 0.0  # the feed-forward hidden layer
+                for attn in (layer.self_attn, getattr(layer, "multihead_attn", None)):
+                    if attn is not None:
+                        attn.dropout = 0.0  # the attention weights (a float in nn.MultiheadAttention)
         if not norm_first:  # the paper's post-norm model has no final norms
             self.transformer.encoder.norm = nn.Identity()
             self.transformer.decoder.norm = nn.Identity()

@@ -56,7 +56,9 @@ _MODEL_HELP = {  # TransformerConfig's fields as flags (its vocabulary sizes com
                   "or rope (rotary, chapter 04)",
     "init": "weight initialisation: default or harvard (chapter 06)",
     "d_k": "width of each head's queries and keys; None means d_model / h "
-           "(Table 3, row B makes it smaller)"}
+           "(Table 3, row B makes it smaller)",
+    "inner_dropout": "also dropout on the attention weights and the feed-forward hidden layer, "
+                     "at P_drop, as Harvard's notebook and nn.Transformer (the paper has neither)"}
 _OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"}  # read, unlisted
 _GROUPS = {"model (§3, Table 3)": ["model", "arch"],
            "optimisation (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1",

@@ -78,10 +78,11 @@ def test_training_flops_equals_pytorchs_flop_counter(share, lengths):
     assert all(p.grad is None for p in model.parameters())  # the count leaves no gradients behind
 
 
-def test_same_dropout_as_nn_transformer():
-    "In training mode our layers drop out where nn.Transformer's do: over many dropout masks, their outputs spread alike."
+def _output_spreads(inner_dropout: bool) -> tuple[float, float]:
+    "Variance of nn.Transformer's outputs and of ours (the same weights) over 400 dropout masks in training mode."
     torch.manual_seed(0)
-    theirs = TorchTransformer(60, 60, N=2, d_model=32, d_ff=64, h=4, dropout=0.1, share_embeddings=True).double()
+    theirs = TorchTransformer(60, 60, N=2, d_model=32, d_ff=64, h=4, dropout=0.1, share_embeddings=True,
+                              inner_dropout=inner_dropout).double()
     ours = torch_to_ours(theirs)
     b = make_batch([([5, 6, 7, 9, 11, 12], [8, 9]), ([5, 40], [8, 9, 10, 11, 12]), ([7, 7, 8], [20, 21, 22])])
     real = b.tgt_in != 0
@@ -92,6 +93,18 @@ def test_same_dropout_as_nn_transformer():
             outs = torch.stack([model(b.src, b.tgt_in, b.src_mask, b.tgt_mask) for _ in range(400)])
         return outs.var(0)[real].mean().item()
 
-    v_theirs, v_ours = spread(theirs), spread(ours)
+    return spread(theirs), spread(ours)
+
+
+@pytest.mark.parametrize("inner_dropout", [False, True])
+def test_same_dropout_as_nn_transformer(inner_dropout):
+    """In training mode our layers drop out where nn.Transformer's do: over many dropout masks, their outputs spread
+    alike, with the paper's dropouts only (the default) and with the attention and feed-forward ones too."""
+    v_theirs, v_ours = _output_spreads(inner_dropout)
     assert v_theirs > 0.05  # dropout is on
     assert v_ours == pytest.approx(v_theirs, rel=0.05), (v_ours, v_theirs)
+
+
+def test_inner_dropout_adds_dropout_inside_the_sublayers():
+    "The switch adds the two inner dropouts: with it on, the outputs spread more over dropout masks."
+    assert _output_spreads(True)[1] > 1.1 * _output_spreads(False)[1]
