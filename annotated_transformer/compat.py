@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 # %% auto #0
-__all__ = ['RENAMED_MODEL_KEYS', 'FLAT_MODEL_KEYS', 'COPY_KEYS', 'SAVED_MODEL_FIELDS', 'ADDED_MODEL_FIELDS',
-           'upgrade_model_config', 'upgrade_train_config']
+__all__ = ['RENAMED_MODEL_KEYS', 'FLAT_MODEL_KEYS', 'COPY_KEYS', 'SAVED_MODEL_FIELDS', 'ADDED_MODEL_FIELDS', 'OLD_MODEL_FLAGS',
+           'RENAMED_DATA_OPTIONS', 'upgrade_model_config', 'upgrade_train_config', 'upgrade_data_options']
 
 # %% ../nbs/09d_compat.ipynb #bb712809
 # TransformerConfig fields that were renamed: old name -> field
@@ -27,6 +27,11 @@ COPY_KEYS = {
 SAVED_MODEL_FIELDS = frozenset(FLAT_MODEL_KEYS.values())
 # the fields added later, with the value that every file saved before them ran with
 ADDED_MODEL_FIELDS = {"inner_dropout": True}
+# flags of `annotated-transformer train` before TrainConfig held the model -> model field
+# (still read, so that recorded commands run as printed; --help does not list them)
+OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"}
+# the corpus builder's options that were renamed (chapter 09a2): old name -> option
+RENAMED_DATA_OPTIONS = {"max_len": "max_subwords"}
 
 # %% ../nbs/09d_compat.ipynb #b0efcfb8
 def upgrade_model_config(
@@ -72,3 +77,19 @@ def upgrade_train_config(
             model[new] = value
     # the flat settings are a saved configuration's too
     return {**values, "model": upgrade_model_config(model, f"the model settings of {source}")}
+
+# %% ../nbs/09d_compat.ipynb #0d1e040f
+def upgrade_data_options(
+    options: dict,  # a run's data_options as given or saved
+    source: str = "data options",  # names the file or flag in an error
+) -> dict:
+    "The corpus builder's options with today's names."
+    out = dict(options)
+    for old, new in RENAMED_DATA_OPTIONS.items():
+        if old in out:
+            value = out.pop(old)
+            if new in out and out[new] != value:
+                raise ValueError(f"{old}={value!r} and {new}={out[new]!r} in {source} disagree: "
+                                 f"set {new} ({old} is its old name)")
+            out[new] = value
+    return out

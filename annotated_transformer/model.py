@@ -64,7 +64,7 @@ class EncoderLayer(nn.Module):
         self_attn: MultiHeadAttention,  # multi-head self-attention (§3.2.2)
         # position-wise feed-forward network (§3.3)
         feed_forward: PositionwiseFeedForward,
-        # dropout on each sub-layer's output, before the residual sum (§5.4)
+        # dropout on each sublayer's output, before the residual sum (§5.4)
         dropout: float,
         # False: the paper's post-norm; True: the pre-norm variant
         norm_first: bool = False,
@@ -99,7 +99,7 @@ class DecoderLayer(nn.Module):
         src_attn: MultiHeadAttention,
         # position-wise feed-forward network (§3.3)
         feed_forward: PositionwiseFeedForward,
-        # dropout on each sub-layer's output, before the residual sum (§5.4)
+        # dropout on each sublayer's output, before the residual sum (§5.4)
         dropout: float,
         # False: the paper's post-norm; True: the pre-norm variant
         norm_first: bool = False,
@@ -313,7 +313,7 @@ class TransformerConfig:
     src_vocab: int = 37000  # source vocabulary (the paper's shared BPE: ~37000, §5.1)
     tgt_vocab: int = 37000  # target vocabulary size
     N: int = 6  # layers in the encoder and in the decoder
-    d_model: int = 512  # width of embeddings and of every sub-layer's output
+    d_model: int = 512  # width of embeddings and of every sublayer's output
     d_ff: int = 2048  # inner width of the feed-forward networks
     h: int = 8  # attention heads; d_v = d_model / h
     dropout: float = 0.1  # P_drop (§5.4)
@@ -459,7 +459,7 @@ def tie_embeddings(
 
 # %% ../nbs/06_model.ipynb #1fa0a207
 def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
-    "Build (and initialise) the Transformer described by `config`."
+    "Build (and initialize) the Transformer described by `config`."
     c = copy.deepcopy
     d_model, dropout, norm_first = config.d_model, config.dropout, config.norm_first
     inner = dropout if config.inner_dropout else 0.0  # weights and FFN hidden layer
@@ -470,9 +470,8 @@ def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
             config.h, d_model, inner, d_k=config.d_k, rotate=apply_rotary
         )
     ff = PositionwiseFeedForward(d_model, config.d_ff, inner)
-    position = POSITIONAL_ENCODINGS[config.positional](
-        d_model, dropout, config.max_positions
-    )
+    positional = POSITIONAL_ENCODINGS[config.positional]
+    position = positional(d_model, dropout, config.max_positions)
     src_embed = Embeddings(config.src_vocab, d_model)
     tgt_embed = Embeddings(config.tgt_vocab, d_model)
     generator = Generator(d_model, config.tgt_vocab)
@@ -505,7 +504,7 @@ def make_model(
     max_positions: int = 5000,  # longest sequence the positional table covers
     # "sinusoidal" (§3.5), "learned" (Table 3, row E) or "rope" (chapter 04)
     positional: str = "sinusoidal",
-    init: str = "default",  # initialisation rule: "default" or "harvard"
+    init: str = "default",  # initialization rule: "default" or "harvard"
     # width of each head's queries and keys (None: d_model / h; Table 3, row B)
     d_k: int | None = None,
     # also drop attention weights and the FFN hidden layer (Harvard's, not the paper's)

@@ -17,6 +17,7 @@ from fastcore.basics import patch
 
 # chapter 06b
 from .batching import BOS, EOS, PAD, UNK, DataBundle, register_data
+from .compat import upgrade_data_options  # appendix 09d
 from .data import (HAS_HAN, ParallelCorpus, Pair, corpus_loader, load_corpus,
                                         normalize_text)
 
@@ -262,9 +263,8 @@ def corpus_data(
     cfg: Any,  # chapter 07a's TrainConfig: this reads its data_options and threads
 ) -> DataBundle:
     "Data builder `--data corpus`: load a corpus, train a joint subword vocabulary on its train split, encode."
-    options = {**_BUILDER_OPTIONS, **cfg.data_options}
-    if "max_len" in options:  # the option's name in runs made before it was renamed (resuming one reads it)
-        options["max_subwords"] = options.pop("max_len")
+    # options of earlier releases renamed (appendix 09d), then the defaults filled in
+    options = {**_BUILDER_OPTIONS, **upgrade_data_options(cfg.data_options, "--data-option")}
     spec, vocab_size, max_subwords = options.pop("spec"), options.pop("vocab_size"), options.pop("max_subwords")
     model_type, max_sentences, tok_file = options.pop("model_type"), options.pop("max_sentences"), options.pop("tokenizer")
     load_options = options  # the rest (reverse, join_cjk, src_col, seed, dev_frac, ...) go to load_corpus

@@ -20,7 +20,7 @@ from .model import (POSITIONAL_ENCODINGS, register_arch, tie_embeddings,
                                          TransformerConfig, init_weights, make_model_from_config)
 
 # %% auto #0
-__all__ = ['PEAK_FLOPS', 'TorchTransformer', 'torch_to_ours', 'training_flops', 'counted_step_flops']
+__all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'training_flops', 'counted_step_flops']
 
 # %% ../nbs/10_torch_compare.ipynb #eaa14d84
 def _key_padding(src_mask: Tensor | None) -> Tensor | None:
@@ -32,6 +32,29 @@ def _key_padding(src_mask: Tensor | None) -> Tensor | None:
         raise ValueError(f"src_mask must be a (batch, 1, src_len) bool tensor, "
                          f"got {tuple(src_mask.shape)} {src_mask.dtype}")
     return ~src_mask[:, 0]
+
+
+def _attn_mask(tgt_mask: Tensor | None, h: int) -> Tensor | None:
+    "Our target mask (True = may attend) as nn.Transformer's attn_mask (True = masked)."
+    if tgt_mask is None:
+        return None
+    # one mask for the whole batch, e.g. causal_mask(T)
+    if tgt_mask.dim() == 3 and tgt_mask.size(0) == 1:
+        return ~tgt_mask[0]
+    if tgt_mask.dim() == 3:  # (batch, T, T): one mask per sentence, repeated for each head
+        return (~tgt_mask).repeat_interleave(h, dim=0)
+    raise ValueError("tgt_mask must have shape (batch or 1, tgt_len, tgt_len), "
+                     f"got {tuple(tgt_mask.shape)}")
+
+# %% ../nbs/10_torch_compare.ipynb #3d83076f
+def paper_dropouts_only(transformer: nn.Transformer) -> None:
+    ("Switch off nn.Transformer's dropout on the attention weights and the feed-forward "
+     "hidden layer, keeping §5.4's on each sublayer's output (make_model's default).")
+    for layer in [*transformer.encoder.layers, *transformer.decoder.layers]:
+        layer.dropout.p = 0.0  # the feed-forward hidden layer
+        for attn in (layer.self_attn, getattr(layer, "multihead_attn", None)):
+            if attn is not None:
+                attn.dropout = 0.0  # the attention weights (a float in nn.MultiheadAttention)
 
 # %% ../nbs/10_torch_compare.ipynb #059ff81c
 class TorchTransformer(nn.Module):
@@ -48,7 +71,7 @@ class TorchTransformer(nn.Module):
         norm_first: bool = False,  # pre-norm layers (then nn.Transformer's final norms are kept)
         max_positions: int = 5000,  # rows of the positional table
         positional: str = "sinusoidal",  # "sinusoidal" or "learned", as make_model
-        init: str = "default",  # initialisation rule, as make_model
+        init: str = "default",  # initialization rule, as make_model
         d_k: int | None = None,  # must be d_model / h: nn.MultiheadAttention has no narrower keys (Table 3, row B)
         inner_dropout: bool = False,  # keep nn.Transformer's dropout on attention weights and FFN hidden layer
     ):
@@ -75,11 +98,7 @@ class TorchTransformer(nn.Module):
         # no nested tensors in the encoder's inference fast path (a prototype API): plain padded tensors throughout
         self.transformer.encoder.enable_nested_tensor = self.transformer.encoder.use_nested_tensor = False
         if not inner_dropout:  # as make_model: only the paper's dropouts (§5.4)
-            for layer in [*self.transformer.encoder.layers, *self.transformer.decoder.layers]:
-                layer.dropout.p = 0.0  # the feed-forward hidden layer
-                for attn in (layer.self_attn, getattr(layer, "multihead_attn", None)):
-                    if attn is not None:
-                        attn.dropout = 0.0  # the attention weights (a float in nn.MultiheadAttention)
+            paper_dropouts_only(self.transformer)
         if not norm_first:  # the paper's post-norm model has no final norms
             self.transformer.encoder.norm = nn.Identity()
             self.transformer.decoder.norm = nn.Identity()
@@ -89,15 +108,7 @@ class TorchTransformer(nn.Module):
         return self.transformer.encoder(self.src_embed(src), src_key_padding_mask=_key_padding(src_mask))
 
     def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor, tgt_mask: Tensor | None) -> Tensor:
-        if tgt_mask is None:
-            attn_mask = None
-        elif tgt_mask.dim() == 3 and tgt_mask.size(0) == 1:  # one mask for the whole batch, e.g. causal_mask(T)
-            attn_mask = ~tgt_mask[0]
-        elif tgt_mask.dim() == 3:  # (batch, T, T): one mask per sentence, repeated for each head
-            attn_mask = (~tgt_mask).repeat_interleave(self.h, dim=0)
-        else:
-            raise ValueError(f"tgt_mask must have shape (batch or 1, tgt_len, tgt_len), got {tuple(tgt_mask.shape)}")
-        return self.transformer.decoder(self.tgt_embed(tgt), memory, tgt_mask=attn_mask,
+        return self.transformer.decoder(self.tgt_embed(tgt), memory, tgt_mask=_attn_mask(tgt_mask, self.h),
                                         memory_key_padding_mask=_key_padding(src_mask))
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None) -> Tensor:

@@ -28,6 +28,7 @@ from .batching import get_data_builder
 from .checkpoint import (RunWriteError, atomic_write_bytes, checkpoint_step,
                                               find_checkpoint, list_checkpoints, load_checkpoint)
 from .checks import one_line_warnings
+from .compat import OLD_MODEL_FLAGS
 from .copytask import copy_accuracy
 from .model import TransformerConfig, build_model
 from .runs import (LOCK_FILE, RunLock, StopSignals, Stopped, clear_run,
@@ -54,14 +55,13 @@ _MODEL_HELP = {  # TransformerConfig's fields as flags (its vocabulary sizes com
     "max_positions": "rows of the positional table: the longest sequence the model accepts",
     "positional": "positional encoding: sinusoidal (§3.5), learned (Table 3, row E) "
                   "or rope (rotary, chapter 04)",
-    "init": "weight initialisation: default or harvard (chapter 06)",
+    "init": "weight initialization: default or harvard (chapter 06)",
     "d_k": "width of each head's queries and keys; None means d_model / h "
            "(Table 3, row B makes it smaller)",
     "inner_dropout": "also dropout on the attention weights and the feed-forward hidden layer, "
                      "at P_drop, as Harvard's notebook and nn.Transformer (the paper has neither)"}
-_OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"}  # read, unlisted
 _GROUPS = {"model (§3, Table 3)": ["model", "arch"],
-           "optimisation (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1",
+           "optimization (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1",
                                          "adam_beta2", "adam_eps", "max_tokens", "rebatch",
                                          "accum_steps", "clip_norm", "steps", "seed"],
            "data": ["data", "data_options"],
@@ -78,6 +78,7 @@ def _key_value(text: str) -> tuple[str, Any]:
     except json.JSONDecodeError:
         return key, value
 
+# %% ../nbs/07c_train_command.ipynb #49252ac0
 def _add_flag(group, flag: str, dest: str, kind, help: str) -> None:
     ("A flag for a field of type `kind`: --NAME/--no-NAME for bool, "
      "else one value of the type (X | None: of X).")
@@ -100,7 +101,7 @@ def _add_model_flags(group, default: TransformerConfig) -> None:
     for name, help in _MODEL_HELP.items():
         _add_flag(group, "--" + name.replace("_", "-"), f"model.{name}", kinds[name],
                   f"{help} (default: {getattr(default, name)})")
-    for flag, name in _OLD_MODEL_FLAGS.items():
+    for flag, name in OLD_MODEL_FLAGS.items():  # appendix 09d
         group.add_argument(flag, dest=f"model.{name}", type=int, default=argparse.SUPPRESS,
                            help=argparse.SUPPRESS)
 

@@ -83,7 +83,7 @@ class TrainConfig:
     arch: str = _opt("ours", "the implementation, a name in ARCHS (chapter 06): ours (make_model) "
                              "or torch (torch.nn.Transformer with the same "
                              "embeddings, positions and generator)")
-    # optimisation (§5.3, §5.4)
+    # optimization (§5.3, §5.4)
     label_smoothing: float = _opt(0.1, "label smoothing ε_ls (§5.4)")
     warmup: int = _opt(4000, "warm-up steps of the learning-rate schedule (§5.3)")
     lr_factor: float = _opt(1.0, "factor in front of the §5.3 schedule")
@@ -98,7 +98,7 @@ class TrainConfig:
     clip_norm: float = _opt(0.0, "clip the gradient norm to this value; "
                                  "0 = no clipping (the paper does not clip)")
     steps: int = _opt(100000, "number of updates (the base model: 100000)")
-    seed: int = _opt(0, "seed for initialisation, data order and dropout")
+    seed: int = _opt(0, "seed for initialization, data order and dropout")
     rebatch: bool = _opt(True, "cut the length-sorted batches anew every epoch "
                                "(--no-rebatch: cut them once and shuffle only their order, "
                                "as fairseq does; chapter 09b measures both)")

@@ -152,7 +152,7 @@ def main(argv=None):
     c = SIZES[size]
     torch.manual_seed(0)
     ours = make_model(c["vocab"], c["vocab"], N=c["N"], d_model=c["d_model"], d_ff=c["d_ff"], h=c["h"],
-                      dropout=args.dropout).to(device)
+                      dropout=args.dropout, inner_dropout=True).to(device)  # nn.Transformer's four dropouts
     ref = TorchTransformer(c["vocab"], c["N"], c["d_model"], c["h"], c["d_ff"], args.dropout).to(device)
     n_ours, n_ref = (sum(p.numel() for p in m.parameters()) for m in (ours, ref))
     assert n_ours == n_ref, (n_ours, n_ref)

@@ -34,7 +34,7 @@ from provenance import cpu_name  # noqa: E402
 ABLATION = [
     ("px_ref", "bench/reference_loop.py", "the independent plain-PyTorch loop"),
     ("px_old", "57d765a", "the package before the fix: Xavier embeddings, budget on max(source, target)"),
-    ("px_initonly", "57d765a + N(0, 1/d_model) embeddings", "only the embedding initialisation fixed"),
+    ("px_initonly", "57d765a + N(0, 1/d_model) embeddings", "only the embedding initialization fixed"),
     ("px_budgetonly", "8ef194f with Xavier embeddings", "only the token budget fixed (padded target tokens)"),
     ("px_ours", "8ef194f", "both fixed (today's default)"),
 ]

@@ -1,4 +1,4 @@
-"""Why did --arch torch learn faster than ours on bible:de-en? Ablate the two initialisation differences.
+"""Why did --arch torch learn faster than ours on bible:de-en? Ablate the two initialization differences.
 
     python bench/init_ablation.py VARIANT SEED [STEPS]
 

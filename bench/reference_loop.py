@@ -1,7 +1,7 @@
 """An independent plain-PyTorch translation loop: the yardstick for `annotated-transformer train`.
 
 Uses torch, sentencepiece and sacrebleu only -- it must never import annotated_transformer, so that a bug in the
-package's embeddings, initialisation, batching, loss or loop cannot hide in the comparison. It follows the recipe
+package's embeddings, initialization, batching, loss or loop cannot hide in the comparison. It follows the recipe
 of the reference split (chapter 9a and 9b; the files come from `annotated-transformer reference-split --out DIR`):
 
 * `torch.nn.Transformer` as PyTorch ships it (post-norm, with its final encoder/decoder LayerNorms), d_model 256,

@@ -206,7 +206,7 @@ _PROXY_ROWS = {  # the proxy runs of results/reference_split.json's "ablation": 
 
 def proxy_ablation(record: dict | None = None) -> None:
     """The small proxy (2+2 layers, d_model 128, 400 updates of 2,000 target tokens): how the embedding tables are
-    initialised, which side the token budget counts, target tokens per update and dev perplexity."""
+    initialized, which side the token budget counts, target tokens per update and dev perplexity."""
     record = record or load("reference_split")
     rows = {r["run"]: r for r in record["ablation"]}
     print(f"{'program':15} {'embedding tables':17} {'budget counts':14} {'tokens/update':>13} {'dev ppl':>8}")

@@ -152,7 +152,7 @@ def test_greedy_equals_reference_loop():
 
 
 # (seed, boost of the EOS logit): 0.0 lets some rows run into the length limit, 1.0 ends them all, at different steps
-# (found by trying seeds with the initialisation of chapter 06; the assertions below check that it still holds)
+# (found by trying seeds with the initialization of chapter 06; the assertions below check that it still holds)
 @pytest.mark.parametrize("eos_boost", [0.0, 1.0])
 def test_greedy_stops_each_row_at_eos_and_pads(eos_boost):
     m = small_model(seed=1, tgt_vocab=6)

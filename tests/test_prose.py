@@ -119,7 +119,7 @@ CAUGHT = [
     "dev perplexity 14.13 and 14.30 with the guard at 2 (mean 14.22)",
     "(measured on an H100 at commit 57d765a, `shared/data/reference-split/README.md`)",
     "And yet the first version of this chapter trained models that could not translate",
-    "The first version's Xavier-initialised tables made our models ignore their source",
+    "The first version's Xavier-initialized tables made our models ignore their source",
     "(Seed 0 ran at an earlier commit, 42d41b4, whose sampler cut these batches the same way",
     "an earlier version of this sampler that capped the longer side",
     "The loop itself meets the perplexity target and misses the BLEU target on our machine",
