@@ -126,6 +126,7 @@ def main(argv=None) -> None:
     k.add_argument("--out", type=Path, default=RECORD)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
+    started = provenance(argv)  # the code this process imported, before anything runs
     record = json.loads(args.out.read_text()) if args.out.exists() else {}
     if args.what == "copy":
         rows = [copy_run(s, inner, args.steps) for s in args.seeds for inner in (False, True)]
@@ -133,7 +134,7 @@ def main(argv=None) -> None:
         on = [r["dev_ppl"] for r in rows if r["inner_dropout"]]
         record["copy_task"] = {"what": "chapter 06c's copy task: 1+1 layers, d_model 64, d_ff 256, h 4, P_drop 0.1, "
                                        f"{args.steps} updates of 1,000 tokens; dev: 500 unseen sequences",
-                               "provenance": provenance(argv), "rows": rows,
+                               "provenance": started, "rows": rows,
                                "dev_ppl_on_minus_off": paired_interval(off, on) if len(rows) > 2 else None}
     else:
         runs = sorted(args.runs.glob("deen_paperdrop_s*/config.json"))
