@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Both editions of the book into one site, each with warnings as errors:
-#   English: every notebook executed as the book is built (what the website shows is what the code does today);
+#   English: every notebook executed as the book is built (what the website shows is what the code does today),
+#   two at a time (tools/jb_build.py: jupyter-book with parallel reading; this is the tests' run of every notebook);
 #   中文 (zh_CN): the same notebooks and their committed outputs, execution off, the prose from the catalogs in
 #   locales/zh_CN/LC_MESSAGES/ (tools/book_i18n.py).
 # Output: _build/site/en/, _build/site/zh_CN/ and _build/site/index.html, which picks one.
@@ -8,10 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf _build/html _build/.doctrees _build/zh_CN
 start=$SECONDS
-jupyter-book build . -W -n --keep-going
+python tools/jb_build.py build . -W -n --keep-going
 echo "English edition built in $((SECONDS - start)) s"
 start=$SECONDS
 python tools/book_i18n.py config zh_CN _build/_config.zh_CN.yml >/dev/null
-jupyter-book build . --config _build/_config.zh_CN.yml --path-output _build/zh_CN -W -n --keep-going
+python tools/jb_build.py build . --config _build/_config.zh_CN.yml --path-output _build/zh_CN -W -n --keep-going
 echo "Chinese edition built in $((SECONDS - start)) s"
 python tools/book_i18n.py site
