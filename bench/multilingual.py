@@ -1,4 +1,4 @@
-"""The multilingual benchmark of chapter 09b: the package and the independent loop, side by side, on five pairs.
+"""The multilingual benchmark of chapter 09e: the package and the independent loop, side by side, on five pairs.
 
     python bench/multilingual.py run --data data/reference-split --work /tmp/ml --out results/multilingual \\
         --device cuda --workers 14 --deadline 500 [--tier 3] [--steps 1000] [--only NAME ...]
@@ -23,7 +23,7 @@ with the repetition counts that bench/stop_analysis.py gained after tier 8; 10: 
 and of the package made like the loop (`package_torch_like`), all analysed: do the package's outputs repeat more
 than the loop's, and is it the model and the loss? 11: the seeds of tier 10, both programs, trained for twice the
 updates (nothing in either schedule depends on the total, so their first half repeats tier 10's runs as closely as
-a GPU repeats a run: chapter 09b measures how closely). A run still going at the deadline is stopped and recorded
+a GPU repeats a run: chapter 09e measures how closely). A run still going at the deadline is stopped and recorded
 as such (with whatever it finished: a dev curve, some of its evaluations). The ablation with the loop's tokenizer
 trains it once per pair with the loop's own `train_spm` into DATA/../loop-spm/.
 results/multilingual/ holds the runs of five GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5`,

@@ -42,6 +42,7 @@ KNOWN_WIDE = {
     "nbs/09b_translate": ["def bleu_and_chrf(", 'DECODING_FILE = "decoding.json"', "def evaluate_main(",
                           # shell commands: a `\` continuation of an IPython `!` line breaks the book's lexer (-W)
                           "!annotated-transformer reference-split --out data/reference-split"],
+    "nbs/09e_five_languages": ["!annotated-transformer reference-split --out data/reference-split"],
     "nbs/12_variations": ["!python ../bench/table3.py"],
     "nbs/10_torch_compare": ["class TorchTransformer(nn.Module):"],
 }
