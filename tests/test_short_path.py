@@ -75,15 +75,9 @@ def test_code_lines_elsewhere_fit_100_characters():
     assert not too_long, f"{len(too_long)} lines:\n" + "\n".join(too_long)
 
 
-# The one known exception: the solution of exercise 06c.3 trains two models and measures them, one cell because
-# tests/test_exercises.py runs each solution on its own (to be shortened by a restructure of the exercise).
-KNOWN_LONG = ["# Solution to exercise 06c.3"]
-
-
 def test_teaching_cells_have_at_most_30_lines():
     big = [f"{ch} cell {i}: {len(lines)} lines" for ch in TEACHING for i, cell in enumerate(cells(ch))
-           if (lines := displayed(cell)) is not None and len(lines) > 30
-           and not any(marker in "".join(cell["source"]) for marker in KNOWN_LONG)]
+           if (lines := displayed(cell)) is not None and len(lines) > 30]
     assert not big, "\n".join(big)
 
 
