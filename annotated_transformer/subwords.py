@@ -248,50 +248,61 @@ def encode_pairs(pairs: Iterable[Pair],  # (source, target) strings
     return EncodedPairs(kept, skipped, max_subwords)
 
 # %% ../nbs/09a2_subwords.ipynb #418c5769
-TOKENIZER_FILE, CORPUS_FILE = "tokenizer.model", "corpus.json"  # what the corpus builder writes into a run directory
+# what the corpus builder writes into a run directory
+TOKENIZER_FILE, CORPUS_FILE = "tokenizer.model", "corpus.json"
 _BUILDER_OPTIONS = {  # data options of the corpus builder that are not passed on to load_corpus
     "spec": "bible:de-en",  # which corpus (chapter 09a's spec strings)
     "vocab_size": 8000,  # size of the joint subword vocabulary
-    "max_subwords": 128,  # longest training pair, in subwords per side (longer pairs are left out of training)
+    # longest training pair, in subwords per side (longer pairs are left out of training)
+    "max_subwords": 128,
     "model_type": "bpe",  # sentencepiece model: bpe (as in the paper) or unigram
     "max_sentences": None,  # train the tokenizer on a sample of this many sentences (None: all)
     "tokenizer": None,  # use this tokenizer file instead of training one
 }
 
-
+# %% ../nbs/09a2_subwords.ipynb #c1b48eae
 def corpus_data(
     cfg: Any,  # chapter 07a's TrainConfig: this reads its data_options and threads
 ) -> DataBundle:
-    "Data builder `--data corpus`: load a corpus, train a joint subword vocabulary on its train split, encode."
+    ("Data builder `--data corpus`: load a corpus, train a joint subword vocabulary on its train "
+     "split, encode.")
     # options of earlier releases renamed (appendix 09d), then the defaults filled in
     options = {**_BUILDER_OPTIONS, **upgrade_data_options(cfg.data_options, "--data-option")}
-    spec, vocab_size, max_subwords = options.pop("spec"), options.pop("vocab_size"), options.pop("max_subwords")
-    model_type, max_sentences, tok_file = options.pop("model_type"), options.pop("max_sentences"), options.pop("tokenizer")
-    load_options = options  # the rest (reverse, join_cjk, src_col, seed, dev_frac, ...) go to load_corpus
+    spec, vocab_size, max_subwords = (options.pop("spec"), options.pop("vocab_size"),
+                                      options.pop("max_subwords"))
+    model_type, max_sentences, tok_file = (options.pop("model_type"), options.pop("max_sentences"),
+                                           options.pop("tokenizer"))
+    # the rest (reverse, join_cjk, src_col, seed, dev_frac, ...) go to load_corpus
+    load_options = options
     try:
         corpus = load_corpus(spec, **load_options)
     except TypeError as e:  # an option the loader does not know
-        raise ValueError(f"--data corpus: an option is not understood by the loader of {spec!r} ({e}); builder "
-                         f"options are {', '.join(_BUILDER_OPTIONS)}, the others go to load_corpus") from None
+        raise ValueError(f"--data corpus: an option is not understood by the loader of {spec!r} "
+                         f"({e}); builder options are {', '.join(_BUILDER_OPTIONS)}, "
+                         "the others go to load_corpus") from None
     if not corpus.train:
         raise ValueError(f"{spec}: the train split is empty")
     if tok_file is not None:
         tokenizer = Tokenizer.load(tok_file)
     else:  # the vocabulary is learned from the training split only: dev and test stay unseen
-        tokenizer = train_tokenizer(corpus.train, vocab_size, model_type=model_type, max_sentences=max_sentences,
-                                    num_threads=cfg.threads or None)
-    with warnings.catch_warnings(record=True):  # the counts of skipped pairs are reported in the meta data
+        tokenizer = train_tokenizer(corpus.train, vocab_size, model_type=model_type,
+                                    max_sentences=max_sentences, num_threads=cfg.threads or None)
+    # the counts of skipped pairs are reported in the meta data
+    with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         train = encode_pairs(corpus.train, tokenizer, max_subwords=max_subwords)
         dev = encode_pairs(corpus.dev, tokenizer, max_subwords=max_subwords)
     if not train:
-        raise ValueError(f"every training pair is longer than max_subwords={max_subwords} subwords: raise max_subwords")
-    meta = {"spec": spec, "loader": corpus_loader(spec), "corpus": corpus.name, "src_lang": corpus.src_lang, "tgt_lang": corpus.tgt_lang,
+        raise ValueError(f"every training pair is longer than max_subwords={max_subwords} "
+                         "subwords: raise max_subwords")
+    meta = {"spec": spec, "loader": corpus_loader(spec), "corpus": corpus.name,
+            "src_lang": corpus.src_lang, "tgt_lang": corpus.tgt_lang,
             "load_options": load_options, "sizes": corpus.sizes, "vocab_size": tokenizer.vocab_size,
             "model_type": model_type, "max_subwords": max_subwords, "tokenizer": TOKENIZER_FILE,
             "train_pairs_used": len(train), "train_pairs_too_long": train.n_skipped,
             "dev_pairs_used": len(dev), "dev_pairs_too_long": dev.n_skipped,
-            "info": {k: v for k, v in corpus.info.items() if isinstance(v, (str, int, float, bool, list, dict))}}
+            "info": {k: v for k, v in corpus.info.items()
+                     if isinstance(v, (str, int, float, bool, list, dict))}}
     files = {TOKENIZER_FILE: tokenizer.sp.serialized_model_proto(),
              CORPUS_FILE: json.dumps(meta, indent=2, ensure_ascii=False, default=str) + "\n"}
     V = tokenizer.vocab_size

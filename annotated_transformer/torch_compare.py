@@ -56,6 +56,17 @@ def paper_dropouts_only(transformer: nn.Transformer) -> None:
             if attn is not None:
                 attn.dropout = 0.0  # the attention weights (a float in nn.MultiheadAttention)
 
+
+def _check_torch_supported(config: TransformerConfig) -> None:
+    "Refuse what nn.Transformer cannot do: rotary positions, narrower keys (Table 3, row B)."
+    if config.positional == "rope":
+        raise ValueError("--arch torch: nn.MultiheadAttention cannot turn queries and keys "
+                         "(positional='rope'); use our layers (--arch ours)")
+    if config.head_dims[0] != config.head_dims[1]:
+        raise ValueError(f"--arch torch: nn.MultiheadAttention needs d_k = d_model / h = "
+                         f"{config.head_dims[1]}, got d_k={config.d_k}; use our layers "
+                         f"(--arch ours) for row B of Table 3")
+
 # %% ../nbs/10_torch_compare.ipynb #059ff81c
 class TorchTransformer(nn.Module):
     ("torch.nn.Transformer behind the `EncoderDecoder` API, "
@@ -67,24 +78,19 @@ class TorchTransformer(nn.Module):
         src_vocab: int, tgt_vocab: int,  # vocabulary sizes
         N: int = 6, d_model: int = 512, d_ff: int = 2048, h: int = 8,  # as make_model
         dropout: float = 0.1,
-        share_embeddings: bool = True,  # tie the embeddings and the pre-softmax projection (§3.4), as make_model
+        share_embeddings: bool = True,  # tie embeddings & pre-softmax weights (§3.4), as make_model
         norm_first: bool = False,  # pre-norm layers (then nn.Transformer's final norms are kept)
         max_positions: int = 5000,  # rows of the positional table
         positional: str = "sinusoidal",  # "sinusoidal" or "learned", as make_model
         init: str = "default",  # initialization rule, as make_model
-        d_k: int | None = None,  # must be d_model / h: nn.MultiheadAttention has no narrower keys (Table 3, row B)
-        inner_dropout: bool = False,  # keep nn.Transformer's dropout on attention weights and FFN hidden layer
+        d_k: int | None = None,  # must be d_model / h: nn.MultiheadAttention has no narrower keys
+        inner_dropout: bool = False,  # keep nn.Transformer's attention and FFN-hidden dropout
     ):
         super().__init__()
-        self.config = TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
-                                        norm_first, max_positions, positional, init, d_k,
-                                        inner_dropout)  # validates, as make_model
-        if positional == "rope":
-            raise ValueError("--arch torch: nn.MultiheadAttention cannot turn queries and keys "
-                             "(positional='rope'); use our layers (--arch ours)")
-        if self.config.head_dims[0] != self.config.head_dims[1]:
-            raise ValueError(f"--arch torch: nn.MultiheadAttention needs d_k = d_model / h = {self.config.head_dims[1]}, "
-                             f"got d_k={d_k}; use our layers (--arch ours) for row B of Table 3")
+        self.config = TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout,
+                                        share_embeddings, norm_first, max_positions, positional,
+                                        init, d_k, inner_dropout)  # validates, as make_model
+        _check_torch_supported(self.config)
         self.h = h
         src_embed, tgt_embed = Embeddings(src_vocab, d_model), Embeddings(tgt_vocab, d_model)
         self.generator = Generator(d_model, tgt_vocab)
@@ -92,26 +98,33 @@ class TorchTransformer(nn.Module):
         position = POSITIONAL_ENCODINGS[positional]
         self.src_embed = nn.Sequential(src_embed, position(d_model, dropout, max_positions))
         self.tgt_embed = nn.Sequential(tgt_embed, position(d_model, dropout, max_positions))
-        with warnings.catch_warnings():  # (pre-norm: a note that the nested-tensor fast path is off)
+        with warnings.catch_warnings():  # (pre-norm: a note: the nested-tensor fast path is off)
             warnings.filterwarnings("ignore", message="enable_nested_tensor is True")
-            self.transformer = nn.Transformer(d_model, h, N, N, d_ff, dropout, batch_first=True, norm_first=norm_first)
-        # no nested tensors in the encoder's inference fast path (a prototype API): plain padded tensors throughout
-        self.transformer.encoder.enable_nested_tensor = self.transformer.encoder.use_nested_tensor = False
+            self.transformer = nn.Transformer(d_model, h, N, N, d_ff, dropout, batch_first=True,
+                                              norm_first=norm_first)
+        # no nested tensors in the encoder's inference fast path (a prototype API): padded tensors
+        encoder = self.transformer.encoder
+        encoder.enable_nested_tensor = encoder.use_nested_tensor = False
         if not inner_dropout:  # as make_model: only the paper's dropouts (§5.4)
             paper_dropouts_only(self.transformer)
         if not norm_first:  # the paper's post-norm model has no final norms
             self.transformer.encoder.norm = nn.Identity()
             self.transformer.decoder.norm = nn.Identity()
-        init_weights(self, init)  # as make_model: Xavier-uniform for every matrix, N(0, 1/d_model) embeddings
+        # as make_model: Xavier-uniform for every matrix, N(0, 1/d_model) embeddings
+        init_weights(self, init)
 
     def encode(self, src: Tensor, src_mask: Tensor | None) -> Tensor:  # (batch, src_len, d_model)
-        return self.transformer.encoder(self.src_embed(src), src_key_padding_mask=_key_padding(src_mask))
+        return self.transformer.encoder(self.src_embed(src),
+                                        src_key_padding_mask=_key_padding(src_mask))
 
-    def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor, tgt_mask: Tensor | None) -> Tensor:
-        return self.transformer.decoder(self.tgt_embed(tgt), memory, tgt_mask=_attn_mask(tgt_mask, self.h),
+    def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor,
+               tgt_mask: Tensor | None) -> Tensor:
+        return self.transformer.decoder(self.tgt_embed(tgt), memory,
+                                        tgt_mask=_attn_mask(tgt_mask, self.h),
                                         memory_key_padding_mask=_key_padding(src_mask))
 
-    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None) -> Tensor:
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None,
+                tgt_mask: Tensor | None) -> Tensor:
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
 # %% ../nbs/10_torch_compare.ipynb #15c7723a

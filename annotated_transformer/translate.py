@@ -211,13 +211,16 @@ def attention_maps(
 
 # %% ../nbs/09b_translate.ipynb #98903e55
 def bleu_and_chrf(tgt_lang: str | None = None):
-    from sacrebleu.metrics import BLEU, CHRF  # imported when needed: the training code does not need sacrebleu
-    # BLEU's tokenizer: 13a, except for Chinese/Japanese/Korean targets (sacrebleu picks zh/ja-mecab/ko-mecab)
+    # imported when needed: the training code does not need sacrebleu
+    from sacrebleu.metrics import BLEU, CHRF
+    # BLEU's tokenizer: 13a, except for Chinese/Japanese/Korean targets
+    # (sacrebleu picks zh/ja-mecab/ko-mecab)
     return BLEU(trg_lang=tgt_lang if tgt_lang in ("zh", "ja", "ko") else ""), CHRF()
 
 
 def repeats(text: str, n: int = 4) -> bool:
-    "Whether some run of `n` words occurs twice in `text`: greedy decoding caught in a loop repeats itself."
+    ("Whether some run of `n` words occurs twice in `text`: "
+     "greedy decoding caught in a loop repeats itself.")
     words = text.split()
     grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
     return len(set(grams)) < len(grams)
@@ -230,7 +233,8 @@ def score_translations(
 ) -> dict:  # {"bleu": {...}, "chrf": {...}}, each with score, signature and sacrebleu's full line
     "Corpus BLEU and chrF with sacrebleu, each with its signature."
     if len(hypotheses) != len(references):
-        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references: they must pair up line by line")
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references: "
+                         "they must pair up line by line")
     if not references:
         raise ValueError("nothing to score: no sentences")
     bleu, chrf = bleu_and_chrf(tgt_lang)
@@ -238,37 +242,46 @@ def score_translations(
     c = chrf.corpus_score(list(hypotheses), [list(references)])
     return {"bleu": {"score": b.score, "signature": str(bleu.get_signature()), "text": str(b)},
             "chrf": {"score": c.score, "signature": str(chrf.get_signature()), "text": str(c)},
-            # output length against the references, in BLEU's tokens: BLEU's brevity penalty is exp(1 - 1/ratio) below 1
-            "length": {"ratio": b.sys_len / max(b.ref_len, 1), "bp": b.bp, "hyp_len": b.sys_len, "ref_len": b.ref_len},
-            # how many translations repeat a run of 4 words, and how many references do (greedy loops make output long)
+            # output length against the references, in BLEU's tokens:
+            # BLEU's brevity penalty is exp(1 - 1/ratio) below 1
+            "length": {"ratio": b.sys_len / max(b.ref_len, 1), "bp": b.bp,
+                       "hyp_len": b.sys_len, "ref_len": b.ref_len},
+            # how many translations repeat a run of 4 words, and how many references do
+            # (greedy loops make output long)
             "repeating": {"hypotheses": sum(map(repeats, hypotheses)) / len(hypotheses),
                           "references": sum(map(repeats, references)) / len(references)}}
 
-
+# %% ../nbs/09b_translate.ipynb #95664122
 def format_scores(scores: dict) -> str:
-    "Each score as sacrebleu prints it, with its signature; then the output's length against the references."
-    lines = [f"{scores[m]['text']}\n    signature: {scores[m]['signature']}" for m in ("bleu", "chrf")]
+    ("Each score as sacrebleu prints it, with its signature; "
+     "then the output's length against the references.")
+    lines = [f"{scores[m]['text']}\n    signature: {scores[m]['signature']}"
+             for m in ("bleu", "chrf")]
     if "length" in scores:
         n = scores["length"]
-        lines.append(f"length ratio {n['ratio']:.3f} ({n['hyp_len']:,} words of output, {n['ref_len']:,} in the "
-                     f"references), brevity penalty {n['bp']:.3f}")
+        lines.append(f"length ratio {n['ratio']:.3f} ({n['hyp_len']:,} words of output, "
+                     f"{n['ref_len']:,} in the references), brevity penalty {n['bp']:.3f}")
     if "repeating" in scores:
         r = scores["repeating"]
-        lines.append(f"{r['hypotheses']:.0%} of the translations repeat a run of 4 words ({r['references']:.0%} of the "
-                     "references)")
+        lines.append(f"{r['hypotheses']:.0%} of the translations repeat a run of 4 words "
+                     f"({r['references']:.0%} of the references)")
     return "\n".join(lines)
 
 
 def length_warning(scores: dict, tolerance: float = 0.10) -> str | None:
-    "One line when the output is more than `tolerance` shorter or longer than the references; else None."
+    ("One line when the output is more than `tolerance` shorter or longer than the references; "
+     "else None.")
     ratio = scores.get("length", {}).get("ratio")
     if ratio is None or abs(ratio - 1) <= tolerance + 1e-9:  # (22 / 20 - 1 is 0.10000000000000009)
         return None
     how = f"{1 - ratio:.0%} shorter" if ratio < 1 else f"{ratio - 1:.0%} longer"
     r, why = scores.get("repeating"), ""
-    if ratio > 1 and r and r["hypotheses"] > r["references"]:  # the usual reason: loops of greedy decoding
-        why = f", and {r['hypotheses']:.0%} of them repeat a run of 4 words ({r['references']:.0%} of the references)"
-    return (f"warning: the translations are {how} than the references (length ratio {ratio:.3f}){why}; "
+    # the usual reason: loops of greedy decoding
+    if ratio > 1 and r and r["hypotheses"] > r["references"]:
+        why = (f", and {r['hypotheses']:.0%} of them repeat a run of 4 words "
+               f"({r['references']:.0%} of the references)")
+    return (f"warning: the translations are {how} than the references "
+            f"(length ratio {ratio:.3f}){why}; "
             "choose --alpha and --avg on the dev split with `evaluate --tune`")
 
 # %% ../nbs/09b_translate.ipynb #4356155a
@@ -317,7 +330,8 @@ def evaluate_translator(
             "hypotheses": hyps}
 
 # %% ../nbs/09b_translate.ipynb #ee0be206
-DECODING_FILE = "decoding.json"  # in the run directory: what `evaluate --tune` chose on the dev split
+# in the run directory: what `evaluate --tune` chose on the dev split
+DECODING_FILE = "decoding.json"
 TUNE_ALPHAS = (0.6, 1.0, 1.4)  # length penalties tried (the paper's 0.6 first)
 TUNE_AVERAGES = (1, 5)  # numbers of last checkpoints averaged (the paper's base model: 5)
 
@@ -332,36 +346,43 @@ def tune_decoding(
     limit: int | None = None,  # only the first `limit` dev pairs (for quick checks)
     log: Callable[[str], None] | None = None,  # called with one line per setting tried
 ) -> dict:
-    "Choose α and the checkpoints to average by BLEU on the *dev* split (greedy is a candidate); write OUT/decoding.json."
+    ("Choose α and the checkpoints to average by BLEU on the *dev* split (greedy is a candidate); "
+     "write OUT/decoding.json.")
     run_dir = run_dir_of(run)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"no such run directory: {run_dir}")
-    have = len(list_checkpoints(run_dir / "checkpoints")) if (run_dir / "checkpoints").is_dir() else 0
-    averages = sorted({a for a in averages if a <= have}) or [1]  # a run with 3 checkpoints tries 1 only, say
+    have = (len(list_checkpoints(run_dir / "checkpoints"))
+            if (run_dir / "checkpoints").is_dir() else 0)
+    # a run with 3 checkpoints tries 1 only, say
+    averages = sorted({a for a in averages if a <= have}) or [1]
     grid = []
     for avg in averages:
         translator = Translator(run_dir, avg=avg, device=device)  # load (and average) once per avg
         for alpha in [None, *alphas]:  # None: greedy
-            r = evaluate_translator(translator, "dev", limit, greedy=alpha is None, beam_size=beam_size,
-                                    length_penalty=alpha or 0.0, batch_size=batch_size, samples=0)
-            row = {"avg": avg, "decoding": r["decoding"], "bleu": r["bleu"]["score"], "chrf": r["chrf"]["score"],
-                   **r["length"], "seconds": round(r["seconds"], 1)}
+            r = evaluate_translator(translator, "dev", limit, greedy=alpha is None,
+                                    beam_size=beam_size, length_penalty=alpha or 0.0,
+                                    batch_size=batch_size, samples=0)
+            row = {"avg": avg, "decoding": r["decoding"], "bleu": r["bleu"]["score"],
+                   "chrf": r["chrf"]["score"], **r["length"], "seconds": round(r["seconds"], 1)}
             grid.append(row)
             if log:
-                log(f"dev: {_describe(row['decoding'], avg)}: BLEU {row['bleu']:.2f}, chrF {row['chrf']:.2f}, "
-                    f"length ratio {row['ratio']:.3f}")
-    best = max(grid, key=lambda row: row["bleu"])  # the first of equals: greedy before beam, fewer checkpoints first
-    record = {"chosen": {"avg": best["avg"], "decoding": best["decoding"]}, "metric": "BLEU on the dev split",
-              "dev_sentences": r["sentences"], "bleu_signature": r["bleu"]["signature"], "grid": grid,
+                log(f"dev: {_describe(row['decoding'], avg)}: BLEU {row['bleu']:.2f}, "
+                    f"chrF {row['chrf']:.2f}, length ratio {row['ratio']:.3f}")
+    # the first of equals: greedy before beam, fewer checkpoints first
+    best = max(grid, key=lambda row: row["bleu"])
+    record = {"chosen": {"avg": best["avg"], "decoding": best["decoding"]},
+              "metric": "BLEU on the dev split", "dev_sentences": r["sentences"],
+              "bleu_signature": r["bleu"]["signature"], "grid": grid,
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     tmp = run_dir / (DECODING_FILE + ".tmp")
     tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, run_dir / DECODING_FILE)
     return record
 
-
+# %% ../nbs/09b_translate.ipynb #9f02984f
 def chosen_decoding(run: str | os.PathLike) -> dict | None:
-    "What `tune_decoding` chose for `run` ({'avg': K, 'decoding': {...}}), or None if it was never tuned."
+    ("What `tune_decoding` chose for `run` ({'avg': K, 'decoding': {...}}), "
+     "or None if it was never tuned.")
     path = run_dir_of(run) / DECODING_FILE
     if not path.is_file():
         return None
@@ -371,7 +392,8 @@ def chosen_decoding(run: str | os.PathLike) -> dict | None:
         if chosen["decoding"]["method"] not in ("greedy", "beam"):
             raise ValueError(f"unknown method {chosen['decoding']['method']!r}")
     except (ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{path} is damaged ({e}): delete it or run `annotated-transformer evaluate --tune` again") from None
+        raise ValueError(f"{path} is damaged ({e}): delete it or run "
+                         "`annotated-transformer evaluate --tune` again") from None
     return chosen
 
 # %% ../nbs/09b_translate.ipynb #4a717f21
@@ -542,16 +564,37 @@ def _evaluate_parser() -> argparse.ArgumentParser:
     _common_options(p)
     return p
 
+# %% ../nbs/09b_translate.ipynb #958c708d
+def _save_evaluation(
+    record: dict,  # what evaluate_main printed; its translations ("hypotheses") are taken out
+    args: argparse.Namespace,  # the options of `annotated-transformer evaluate`
+    argv: Sequence[str] | None,  # the arguments evaluate_main was given (None: the command line)
+) -> None:
+    "Write the translations (`--hyp-out`) and the record without them (`--json`), if asked."
+    hyps = record.pop("hypotheses", None)
+    if args.hyp_out is not None and hyps is not None:
+        args.hyp_out.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    if args.json is not None:
+        command = ["annotated-transformer", "evaluate", *(sys.argv[2:] if argv is None else argv)]
+        record.update(command=" ".join(command), torch=torch.__version__,
+                      date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+
 # %% ../nbs/09b_translate.ipynb #2cdd9da4
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
-    "`annotated-transformer evaluate`: BLEU and chrF (sacrebleu) of a trained run on its corpus, or of two files."
+    ("`annotated-transformer evaluate`: BLEU and chrF (sacrebleu) of a trained run on its corpus, "
+     "or of two files.")
     p = _evaluate_parser()
     args = p.parse_args(argv)
     tuned = None
     try:
         _check_options(args)
-        if args.tune and (args.model is None or args.avg is not None or args.alpha is not None or args.greedy):
-            raise ValueError("--tune needs --model and chooses --avg, --alpha and greedy or beam itself: leave those out")
+        if args.tune and (args.model is None or args.avg is not None or args.alpha is not None
+                          or args.greedy):
+            raise ValueError("--tune needs --model and chooses --avg, --alpha and greedy or beam "
+                             "itself: leave those out")
         if args.hyp is not None or args.ref is not None:
             if args.hyp is None or args.ref is None or args.model is not None:
                 raise ValueError("file mode needs both --hyp and --ref (and no --model)")
@@ -568,20 +611,25 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
                 if args.threads:
                     torch.set_num_threads(args.threads)
                 with one_line_warnings(p.prog):
-                    tuned = tune_decoding(args.model, beam_size=args.beam or 4, batch_size=args.batch_size,
-                                          device=args.device, limit=args.limit, log=print)
-                args.beam = None  # (a --beam K given with --tune was the grid's beam size; the choice decides now)
+                    tuned = tune_decoding(args.model, beam_size=args.beam or 4,
+                                          batch_size=args.batch_size, device=args.device,
+                                          limit=args.limit, log=print)
+                # (a --beam K given with --tune was the grid's beam size; the choice decides now)
+                args.beam = None
             if (note := _resolve_decoding(args, tuned["chosen"] if tuned else None)) is not None:
                 print(note)
             translator = _translator(args)
             with one_line_warnings(p.prog):
                 record = {"model": str(args.model), **evaluate_translator(
-                    translator, split, args.limit, args.greedy, args.beam, args.alpha, args.batch_size, args.samples)}
-    except (FileNotFoundError, ValueError, ModuleNotFoundError) as e:  # (a missing extra: its install command)
+                    translator, split, args.limit, args.greedy, args.beam, args.alpha,
+                    args.batch_size, args.samples)}
+    # ModuleNotFoundError: a missing extra (its message names the install command)
+    except (FileNotFoundError, ValueError, ModuleNotFoundError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
     if "decoding" in record:
-        print(f"{record['model']}: {record['split']} split, {record['sentences']} of {record['split_size']} "
-              f"sentences, {_describe(record['decoding'], record['avg'])} ({record['seconds']:.1f} s)")
+        print(f"{record['model']}: {record['split']} split, {record['sentences']} of "
+              f"{record['split_size']} sentences, {_describe(record['decoding'], record['avg'])} "
+              f"({record['seconds']:.1f} s)")
     print(format_scores(record))
     if (warning := length_warning(record)) is not None:
         print(f"{p.prog}: {warning}", file=sys.stderr)
@@ -590,12 +638,5 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     for s in record.get("samples", []):
         print(f"\n[{s['index']}] source:     {s['source']}\n     reference:  {s['reference']}\n"
               f"     hypothesis: {s['hypothesis']}")
-    hyps = record.pop("hypotheses", None)
-    if args.hyp_out is not None and hyps is not None:
-        args.hyp_out.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
-    if args.json is not None:
-        command = ["annotated-transformer", "evaluate", *(sys.argv[2:] if argv is None else argv)]
-        record.update(command=" ".join(command), torch=torch.__version__, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _save_evaluation(record, args, argv)
     return 0

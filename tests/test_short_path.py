@@ -33,18 +33,12 @@ def displayed(cell: dict) -> list[str] | None:
     return [line for line in source.split("\n") if not line.startswith("#|")]
 
 
-# Known exceptions, each a cell that cannot fit without a restructure still to be done (they are reported, and the
-# test fails on any other long line): the shell cells cannot be wrapped; the others are exported cells that wrapping
-# would push past test_layout's 60 lines a cell.
+# Known exceptions (the test fails on any other long line): shell cells, which cannot be wrapped, since a `\`
+# continuation of an IPython `!` line breaks the book's lexer (-W).
 KNOWN_WIDE = {
-    "nbs/09a1_reference": ["REFERENCE_SPLITS: dict[str, tuple[str, str, str]] = {"],
-    "nbs/09a2_subwords": ["_BUILDER_OPTIONS = {"],
-    "nbs/09b_translate": ["def bleu_and_chrf(", 'DECODING_FILE = "decoding.json"', "def evaluate_main(",
-                          # shell commands: a `\` continuation of an IPython `!` line breaks the book's lexer (-W)
-                          "!annotated-transformer reference-split --out data/reference-split"],
+    "nbs/09b_translate": ["!annotated-transformer reference-split --out data/reference-split"],
     "nbs/09e_five_languages": ["!annotated-transformer reference-split --out data/reference-split"],
     "nbs/12_variations": ["!python ../bench/table3.py"],
-    "nbs/10_torch_compare": ["class TorchTransformer(nn.Module):"],
 }
 
 
