@@ -9,7 +9,8 @@ seed and setting, with the same initial weights and batches for both settings of
 numbers when the model is built), and measures dev perplexity (teacher forcing, 500 unseen sequences, no label
 smoothing) and exact greedy copies. `collect` adds the reference recipe of chapter 09b: the four recorded runs with
 both inner dropouts (`results/reference_split.json`, section `ours`) against runs of the same command without them,
-read from `runs/deen_paperdrop_s*` (the command is in each run's config.json). Both write
+read from `runs/deen_paperdrop_s*` (the command is in each run's config.json; a run that has not reached its
+1,000th update is listed as in progress, not counted). Both write
 `bench/results/inner_dropout.json`, keeping what the other wrote.
 """
 import argparse, datetime, json, math, statistics, subprocess, sys, time
@@ -99,6 +100,11 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+# runs started from a working tree that held the commit's changes uncommitted: what they were
+STARTED_FROM = {name: "96af4e9 (the working tree held its changes, committed minutes after the start)"
+                for name in ("deen_paperdrop_s0", "deen_paperdrop_s1")}
+
+
 def paperdrop_run(run: Path) -> dict:
     "A reference-recipe run without the inner dropouts: its command, code and dev perplexity curve."
     config = json.loads((run / "config.json").read_text())
@@ -107,7 +113,8 @@ def paperdrop_run(run: Path) -> dict:
     dev = [r for r in read_jsonl(run / "metrics.jsonl") if "dev_ppl" in r]
     code = config.get("code") or {}
     return {"name": run.name, "seed": config["train"]["seed"], "command": " ".join(config["command"]),
-            "commit": (code.get("commit") or "?") + (" + changes" if code.get("modified") else ""),
+            "commit": STARTED_FROM.get(run.name) or (code.get("commit") or "?") + (" + changes" if code.get("modified")
+                                                                                else ""),
             "date": config["date"], "torch": config["torch"], "device": f"{config['device']} ({cpu_name()}), 1 thread",
             "steps_done": dev[-1]["step"] if dev else 0,
             "dev_curve": [{"step": r["step"], "dev_ppl": r["dev_ppl"]} for r in dev]}
@@ -138,19 +145,22 @@ def main(argv=None) -> None:
                                "dev_ppl_on_minus_off": paired_interval(off, on) if len(rows) > 2 else None}
     else:
         runs = sorted(args.runs.glob("deen_paperdrop_s*/config.json"))
-        off = [paperdrop_run(r.parent) for r in runs]
+        finished = [r.parent for r in runs if (r.parent / "metrics.jsonl").exists()
+                    and any(x.get("step") == 1000 and "dev_ppl" in x
+                            for x in read_jsonl(r.parent / "metrics.jsonl"))]
+        off = [paperdrop_run(run) for run in finished]
         if not off:
-            raise SystemExit(f"no runs/deen_paperdrop_s*/config.json under {args.runs}")
+            raise SystemExit(f"no finished runs/deen_paperdrop_s*/ under {args.runs}")
         recorded = json.loads((ROOT / "results" / "reference_split.json").read_text())["ours"]
         on = [{k: r[k] for k in ("name", "command", "commit", "date", "dev_curve", "dev_ppl")} for r in recorded]
-        done = [r for r in off if r["steps_done"] == 1000]
         record["reference_recipe"] = {
             "what": "chapter 09b's reference recipe, German->English, 1,000 updates; on: the recorded runs "
                     "(inner dropouts were always on then), off: the same command at today's default",
             "inner_dropout_on": on, "inner_dropout_off": off,
-            "dev_ppl_off_minus_on": pooled_interval([r["dev_ppl"] for r in on], [r["dev_curve"][-1]["dev_ppl"]
-                                                                                 for r in done])
-            if len(done) >= 2 else None}
+            "in_progress": sorted(r.parent.name for r in runs if r.parent not in finished),
+            "dev_ppl_off_minus_on": pooled_interval([r["dev_ppl"] for r in on],
+                                                    [r["dev_curve"][-1]["dev_ppl"] for r in off])
+            if len(off) >= 2 else None}
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps({k: v.get("dev_ppl_on_minus_off", v.get("dev_ppl_off_minus_on")) for k, v in record.items()},
                      indent=1))
