@@ -34,19 +34,26 @@ OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"
 RENAMED_DATA_OPTIONS = {"max_len": "max_subwords"}
 
 # %% ../nbs/09d_compat.ipynb #b0efcfb8
-def upgrade_model_config(
-    values: dict,  # a saved TransformerConfig, e.g. a checkpoint's model_config
-    source: str = "model config",  # names the file in an error
-) -> dict:
-    "The saved model settings with today's field names (and fields added since)."
-    out = {k: v for k, v in values.items() if k not in RENAMED_MODEL_KEYS}
-    for old, new in RENAMED_MODEL_KEYS.items():
+def _rename(values: dict, renames: dict, source: str) -> dict:
+    ("`values` with each old key of `renames` under its new name; "
+     "an old and a new key that disagree are refused.")
+    out = {k: v for k, v in values.items() if k not in renames}
+    for old, new in renames.items():
         if old in values:
             if new in values and values[new] != values[old]:
                 raise ValueError(
                     f"{old}={values[old]!r} and {new}={values[new]!r} in {source} "
                     f"disagree: set {new} ({old} is its old name)")
             out[new] = values[old]
+    return out
+
+
+def upgrade_model_config(
+    values: dict,  # a saved TransformerConfig, e.g. a checkpoint's model_config
+    source: str = "model config",  # names the file in an error
+) -> dict:
+    "The saved model settings with today's field names (and fields added since)."
+    out = _rename(values, RENAMED_MODEL_KEYS, source)
     if SAVED_MODEL_FIELDS <= out.keys():  # a saved configuration, not a partial one
         out = {**ADDED_MODEL_FIELDS, **out}
     return out
@@ -84,12 +91,4 @@ def upgrade_data_options(
     source: str = "data options",  # names the file or flag in an error
 ) -> dict:
     "The corpus builder's options with today's names."
-    out = dict(options)
-    for old, new in RENAMED_DATA_OPTIONS.items():
-        if old in out:
-            value = out.pop(old)
-            if new in out and out[new] != value:
-                raise ValueError(f"{old}={value!r} and {new}={out[new]!r} in {source} disagree: "
-                                 f"set {new} ({old} is its old name)")
-            out[new] = value
-    return out
+    return _rename(options, RENAMED_DATA_OPTIONS, source)

@@ -145,10 +145,8 @@ def main(argv=None) -> None:
                                "dev_ppl_on_minus_off": paired_interval(off, on) if len(rows) > 2 else None}
     else:
         runs = sorted(args.runs.glob("deen_paperdrop_s*/config.json"))
-        finished = [r.parent for r in runs if (r.parent / "metrics.jsonl").exists()
-                    and any(x.get("step") == 1000 and "dev_ppl" in x
-                            for x in read_jsonl(r.parent / "metrics.jsonl"))]
-        off = [paperdrop_run(run) for run in finished]
+        started = [paperdrop_run(r.parent) for r in runs if (r.parent / "metrics.jsonl").exists()]
+        off = [r for r in started if r["steps_done"] == 1000]
         if not off:
             raise SystemExit(f"no finished runs/deen_paperdrop_s*/ under {args.runs}")
         recorded = json.loads((ROOT / "results" / "reference_split.json").read_text())["ours"]
@@ -157,7 +155,7 @@ def main(argv=None) -> None:
             "what": "chapter 09b's reference recipe, German->English, 1,000 updates; on: the recorded runs "
                     "(inner dropouts were always on then), off: the same command at today's default",
             "inner_dropout_on": on, "inner_dropout_off": off,
-            "in_progress": sorted(r.parent.name for r in runs if r.parent not in finished),
+            "in_progress": sorted({r.parent.name for r in runs} - {r["name"] for r in off}),
             "dev_ppl_off_minus_on": pooled_interval([r["dev_ppl"] for r in on],
                                                     [r["dev_curve"][-1]["dev_ppl"] for r in off])
             if len(off) >= 2 else None}
