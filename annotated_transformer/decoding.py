@@ -90,25 +90,18 @@ def reorder(self: KVCache, index: Tensor) -> None:
 # %% ../nbs/08_decoding.ipynb #195e0e5b
 @patch
 def heads(
-    self: MultiHeadAttention,
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    cache: KVCache | None = None,
-):
-    ("Chapter 03's queries, keys and values of every head; with a cache, "
-     "keys and values of earlier calls are reused.")
+    self: KVCache, attn: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    ("`attn`'s queries of the new positions, and the keys and values of every "
+     "position so far: only what is new is projected.")
     # the new positions follow the cached ones
-    start = cache.length if cache is not None else 0
-    q = self.queries(query, start)
+    start = self.length
+    q = attn.queries(query, start)
     # memory keys/values: projected at the first step
-    if cache is not None and cache.fixed and cache.length:
-        return q, cache.keys, cache.values
-    k, v = self.keys_values(key, value, start)
-    if cache is None:
-        return q, k, v
+    if self.fixed and self.length:
+        return q, self.keys, self.values
     # the new positions' keys/values join those of the earlier steps
-    return q, *cache.update(k, v)
+    return q, *self.update(*attn.keys_values(key, value, start))
 
 
 @patch

@@ -130,11 +130,9 @@ def keys_values(
 def heads(
     self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, cache=None
 ):
-    ("Queries, keys and values of every head. Decoding (chapter 08) extends this "
-     "method with a key/value cache.")
+    "Queries, keys and values of every head; a key/value cache (chapter 08) makes its own."
     if cache is not None:
-        raise TypeError("a key/value cache comes with decoding (chapter 08): "
-                        "import annotated_transformer.decoding")
+        return cache.heads(self, query, key, value)
     return self.queries(query), *self.keys_values(key, value)
 
 # %% ../nbs/03_multihead.ipynb #344410bc

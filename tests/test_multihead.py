@@ -317,6 +317,13 @@ def test_cached_steps_match_torch_over_the_whole_sequence(chunks, keep, capacity
     assert self_cache._k.size(2) >= 8 and (capacity < 8 or self_cache._k.size(2) == 8)
 
 
+def test_decoding_leaves_the_class_as_chapter_03_wrote_it():
+    # the cache brings its own projection (KVCache.heads); no module replaces MultiHeadAttention's methods
+    for name in ["heads", "queries", "keys_values", "forward"]:
+        assert getattr(MultiHeadAttention, name).__module__ == "annotated_transformer.multihead", name
+    assert KVCache.heads.__module__ == "annotated_transformer.decoding"
+
+
 def test_cache_writes_in_place_and_reorders_rows():
     cache = KVCache(capacity=4)
     k = torch.arange(2 * 1 * 3 * 2, dtype=DT).view(2, 1, 3, 2)
