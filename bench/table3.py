@@ -555,6 +555,14 @@ def format_trends(lines: list[dict]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ command line
+def queue_log(args, text: str) -> None:
+    "One line of the queue's log (the plan's name with .log; committed beside the plan): when, and what happened."
+    line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}"
+    print(line, flush=True)
+    with open(args.log or args.plan.with_suffix(".log"), "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
 def queue_parallel(args) -> None:
     "`queue --workers N --deadline S`: the plan's unrecorded lines, N runs at a time, each `run` in its own process."
     lines = [line.split() for line in args.plan.read_text().splitlines() if line.strip() and not line.startswith("#")]
@@ -574,7 +582,7 @@ def queue_parallel(args) -> None:
             log = open(args.runs / f"{run_name(args.scale, variant, seed)}.queue.log", "w")
             running[(variant, seed)] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                                          start_new_session=True), log)
-            print(f"[{time.time() - start:6.0f} s] start {variant} seed {seed}", flush=True)
+            queue_log(args, f"start {variant} seed {seed}")
         for key, (proc, log) in list(running.items()):
             if proc.poll() is not None or late:
                 if proc.poll() is None:
@@ -583,10 +591,11 @@ def queue_parallel(args) -> None:
                 log.close()
                 del running[key]
                 status = "stopped at the deadline" if late and proc.returncode == -9 else f"exit {proc.returncode}"
-                print(f"[{time.time() - start:6.0f} s] {status}: {key[0]} seed {key[1]}", flush=True)
+                recorded = (args.results / f"{run_name(args.scale, *key)}.json").exists()
+                queue_log(args, f"{status}{', recorded' if recorded else ', not recorded'}: {key[0]} seed {key[1]}")
         if late:
             for variant, seed in todo:
-                print(f"not started: {variant} seed {seed}")
+                queue_log(args, f"not started (deadline): {variant} seed {seed}")
             break
         time.sleep(2)
 
@@ -602,6 +611,8 @@ def main(argv=None):
                                      "each run, skipping those recorded")
     q.add_argument("--scale", choices=list(SCALES), default="mini")
     q.add_argument("--plan", type=Path, required=True)
+    q.add_argument("--log", type=Path, help="append a line for every start, finish, failure and cut here "
+                                            "(default: the plan file with the suffix .log)")
     q.add_argument("--stop-file", type=Path, help="stop before the next run when this file exists")
     q.add_argument("--workers", type=int, default=1, help="runs at once (each its own process; on a GPU they share it)")
     q.add_argument("--deadline", type=float, help="seconds after which nothing new starts and runs still going are "
@@ -633,7 +644,7 @@ def main(argv=None):
         done = set()
         while True:
             if args.stop_file and args.stop_file.exists():
-                print(f"{args.stop_file} exists: stopped")
+                queue_log(args, f"{args.stop_file} exists: stopped")
                 break
             todo = [line.split() for line in args.plan.read_text().splitlines() if line.strip() and not line.startswith("#")]
             todo = [(v, int(s)) for v, s in todo if (v, int(s)) not in done
@@ -642,11 +653,13 @@ def main(argv=None):
                 break
             variant, seed = todo[0]
             done.add((variant, seed))
+            queue_log(args, f"start {variant} seed {seed}")
             try:
                 run(args.scale, variant, seed, args.runs, args.results, args.keep_checkpoints, args.overwrite,
                     args.device, args.split_dir)
+                queue_log(args, f"recorded: {variant} seed {seed}")
             except RuntimeError as e:
-                print(f"{variant} seed {seed}: {e}", flush=True)
+                queue_log(args, f"failed, not recorded: {variant} seed {seed}: {e}")
     elif args.command == "recipe-choice":
         found = [recipe_candidate(d) for d in args.run_dirs]
         args.out.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
