@@ -1,0 +1,125 @@
+"""bench/stats.py, the experiments' statistics helper: its intervals against scipy's own tests and against cases
+small enough to do by hand; its exact permutation test against scipy.stats.permutation_test; its verdicts."""
+import importlib.util
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+spec = importlib.util.spec_from_file_location("bench_stats", Path(__file__).parent.parent / "bench" / "stats.py")
+S = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = S  # dataclasses look their module up while the class is made
+spec.loader.exec_module(S)
+
+BASE = [27.9, 31.2, 29.4]
+VARIANT = [26.1, 30.6, 26.8]
+
+
+def test_textbook_t_quantiles():
+    # the 97.5 % points of Student's t in every printed table
+    for df, q in [(1, 12.706), (2, 4.303), (4, 2.776), (19, 2.093), (38, 2.024)]:
+        assert S.t_quantile(df) == pytest.approx(q, abs=5e-4)
+
+
+def test_paired_by_hand():
+    iv = S.paired([1.0, 2.0, 3.0], [2.0, 2.0, 5.0])  # differences 1, 0, 2: mean 1, sd 1, se 1/sqrt(3), df 2
+    assert (iv.mean, iv.df, iv.n) == (1.0, 2, 3)
+    assert iv.se == pytest.approx(1 / math.sqrt(3))
+    assert (iv.low, iv.high) == pytest.approx((1 - 4.3027 / math.sqrt(3), 1 + 4.3027 / math.sqrt(3)), abs=1e-4)
+    assert not iv.excludes_zero()
+
+
+def test_paired_matches_scipy_ttest_rel():
+    iv = S.paired(BASE, VARIANT)
+    ref = scipy_stats.ttest_rel(VARIANT, BASE)
+    ci = ref.confidence_interval(0.95)
+    assert (iv.low, iv.high) == pytest.approx((ci.low, ci.high), rel=1e-12)
+    assert iv.p == pytest.approx(ref.pvalue, rel=1e-10) and iv.t == pytest.approx(ref.statistic, rel=1e-12)
+
+
+def test_paired_dicts_match_on_common_seeds():
+    iv = S.paired({0: 1.0, 1: 2.0, 2: 3.0, 3: 99.0}, {0: 2.0, 1: 2.0, 2: 5.0})
+    assert iv.n == 3 and iv.mean == pytest.approx(1.0)
+
+
+def test_welch_matches_scipy_ttest_ind():
+    a, b = [13.1, 13.6, 12.9, 13.4, 13.3], [12.2, 13.9, 14.1, 12.5]
+    iv = S.welch(a, b)
+    ref = scipy_stats.ttest_ind(b, a, equal_var=False)
+    ci = ref.confidence_interval(0.95)
+    assert (iv.low, iv.high) == pytest.approx((ci.low, ci.high), rel=1e-12)
+    assert iv.df == pytest.approx(ref.df, rel=1e-12) and iv.p == pytest.approx(ref.pvalue, rel=1e-10)
+
+
+def test_pooled_by_hand():
+    rows = {"x": ([0, 0, 0], [1, 2, 3]), "y": ([0, 0, 0], [0, 2, 4])}  # differences sd 1 and 2, means 2 and 2
+    ivs = S.pooled_paired(rows)
+    var = (2 * 1 + 2 * 4) / 4  # each row's variance weighted by its n - 1 = 2
+    assert ivs["x"].df == 4 and ivs["x"].se == pytest.approx(math.sqrt(var / 3))
+    assert ivs["y"].high - ivs["y"].mean == pytest.approx(2.7764 * math.sqrt(var / 3), abs=1e-4)
+
+
+def test_pooled_of_one_row_is_the_paired_interval():
+    iv = S.pooled_paired({"only": (BASE, VARIANT)})["only"]
+    ref = S.paired(BASE, VARIANT)
+    assert (iv.low, iv.high, iv.df) == pytest.approx((ref.low, ref.high, ref.df))
+
+
+@pytest.mark.parametrize("paired", [True, False])
+def test_exact_permutation_matches_scipy(paired):
+    a, b = [5.1, 4.8, 6.0, 5.5], [5.9, 5.2, 6.8, 5.4]
+    ours = S.permutation_p(a, b, paired_samples=paired)
+    ref = scipy_stats.permutation_test(
+        (np.array(b), np.array(a)), lambda x, y: np.mean(x) - np.mean(y),
+        permutation_type="samples" if paired else "independent", n_resamples=np.inf, alternative="two-sided")
+    assert ours == pytest.approx(ref.pvalue, rel=1e-12)
+
+
+def test_permutation_floor_with_three_seeds():
+    # every difference positive: the observed sum is the largest of 2^3 sign flips, and its mirror image ties it
+    assert S.permutation_p([0, 0, 0], [1, 2, 3], paired_samples=True) == 2 / 8
+
+
+@pytest.mark.parametrize("low, high, paper, expected", [
+    (-3.0, -1.0, "better", "reproduces"),   # lower is better: the interval excludes zero on the paper's side
+    (1.0, 3.0, "better", "contradicts"),
+    (-3.0, 1.0, "better", "inconclusive"),  # crosses zero
+    (-0.1, 0.1, "better", "same"),          # a difference the paper would have reported is excluded
+    (-0.1, 0.1, "same", "same"),
+    (0.05, 0.4, "same", "inconclusive"),    # excludes zero, but spans the margin
+    (0.3, 0.9, "same", "contradicts"),      # wholly outside the paper's margin
+    (-3.0, 1.0, "same", "inconclusive"),    # "within noise" is not agreement
+    (1.0, 3.0, "not in paper", "worse"),
+    (-3.0, 1.0, "not in paper", "inconclusive"),
+])
+def test_verdicts(low, high, paper, expected):
+    mean = (low + high) / 2
+    iv = S.Interval(mean, (high - low) / 4, 10, low, high, 3, "paired")
+    assert S.verdict(iv, paper, margin=0.2, lower_is_better=True) == expected
+
+
+def test_bleu_direction_is_the_other_way():
+    iv = S.Interval(2.0, 0.5, 10, 1.0, 3.0, 3, "paired")
+    assert S.verdict(iv, "better", margin=0.2, lower_is_better=False) == "reproduces"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: S.paired([1.0], [2.0]),
+    lambda: S.paired([1.0, 2.0], [1.0, 2.0, 3.0]),
+    lambda: S.welch([1.0], [2.0, 3.0]),
+    lambda: S.paired([1.0, float("nan")], [1.0, 2.0]),
+    lambda: S.t_quantile(0),
+    lambda: S.pooled_paired({"x": ([1.0], [2.0])}),
+])
+def test_bad_input_is_refused(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_text():
+    assert S.Interval(1.234, 0.5, 4, -0.1, 2.5, 3, "paired").text(1) == "+1.2 [-0.1, +2.5]"
+    assert statistics.mean(VARIANT) < statistics.mean(BASE)
