@@ -130,7 +130,8 @@ def keys_values(
 def heads(
     self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, cache=None
 ):
-    "Queries, keys and values of every head; a key/value cache (chapter 08) makes its own."
+    ("Queries, keys and values of every head; a key/value cache (chapter 08) "
+     "makes its own.")
     if cache is not None:
         return cache.heads(self, query, key, value)
     return self.queries(query), *self.keys_values(key, value)

@@ -5,6 +5,8 @@ Every difference is *variant minus base* (or *b minus a*), with a t-based 95 % c
 
     paired(base, variant)         seed by seed: the mean of the differences, SE = sd/sqrt(n), n - 1 degrees of freedom
     welch(a, b)                   independent samples: Welch's SE and Welch-Satterthwaite degrees of freedom
+    one_run(base, value)          a single run against several base runs: the prediction interval of one more base
+                                  run, SE = sd(base) * sqrt(1 + 1/n), n - 1 degrees of freedom
     pooled_paired(rows)           several rows paired with the same base: one variance of the differences pooled over
                                   the rows, sum(n_i - 1) degrees of freedom, each row's SE = s_pooled / sqrt(n_i)
     permutation_p(a, b, paired)   exact two-sided permutation test (every sign flip, or every relabelling)
@@ -35,7 +37,7 @@ class Interval:
     low: float
     high: float
     n: int  # pairs (paired) or the smaller sample (Welch)
-    kind: str  # 'paired', 'welch' or 'pooled paired'
+    kind: str  # 'paired', 'welch', 'pooled paired' or 'one run'
 
     @property
     def t(self) -> float:
@@ -110,6 +112,16 @@ def welch(a, b, level: float = LEVEL) -> Interval:
         raise ValueError("both samples are constant: no spread to build an interval from")
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
     return _interval(statistics.mean(b) - statistics.mean(a), se, df, min(len(a), len(b)), "welch", level)
+
+
+def one_run(base, value: float, level: float = LEVEL) -> Interval:
+    """VALUE (one run of a variant) minus the mean of BASE (two or more runs): its interval is that of one more
+    base run, the base's own spread with SE = sd(base) * sqrt(1 + 1/n) on n - 1 degrees of freedom."""
+    base = _values(base)
+    if len(base) < 2:
+        raise ValueError(f"one run is judged against the spread of two or more base runs, got {len(base)}")
+    se = statistics.stdev(base) * math.sqrt(1 + 1 / len(base))
+    return _interval(float(value) - statistics.mean(base), se, len(base) - 1, 1, "one run", level)
 
 
 def pooled_variance(rows: dict[str, list[float]]) -> tuple[float, int]:

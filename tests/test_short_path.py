@@ -59,6 +59,19 @@ def test_the_first_part_is_the_short_path():
     assert "**The short path**" in intro
 
 
+def test_chapter_00_states_the_short_paths_size():
+    "'about N words and M lines of code': within 5 % of the prose words and non-blank displayed code lines of 00b-08."
+    intro = " ".join("".join(c["source"]) for c in cells(TOC["root"]) if c["cell_type"] == "markdown")
+    found = re.search(r"about ([\d,]+) words and ([\d,]+) lines of code", " ".join(intro.split()))
+    assert found, "chapter 00 no longer states the short path's size"
+    words = sum(len("".join(c["source"]).split()) for ch in TEACHING[1:] for c in cells(ch)
+                if c["cell_type"] == "markdown")
+    lines = sum(1 for ch in TEACHING[1:] for c in cells(ch) for line in displayed(c) or [] if line.strip())
+    stated_words, stated_lines = (int(g.replace(",", "")) for g in found.groups())
+    assert abs(stated_words / words - 1) < 0.05, (stated_words, words)
+    assert abs(stated_lines / lines - 1) < 0.05, (stated_lines, lines)
+
+
 def test_teaching_code_lines_fit_88_characters():
     too_long = long_lines(TEACHING, 88)
     assert not too_long, f"{len(too_long)} lines:\n" + "\n".join(too_long)

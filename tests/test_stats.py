@@ -55,6 +55,12 @@ def test_welch_matches_scipy_ttest_ind():
     assert iv.df == pytest.approx(ref.df, rel=1e-12) and iv.p == pytest.approx(ref.pvalue, rel=1e-10)
 
 
+def test_one_run_by_hand():
+    iv = S.one_run([10.0, 11.0, 12.0], 13.4)  # base mean 11, sd 1: one more run has SE sqrt(1 + 1/3), df 2
+    assert iv.mean == pytest.approx(2.4) and iv.se == pytest.approx(math.sqrt(4 / 3)) and iv.df == 2
+    assert iv.low == pytest.approx(2.4 - 4.3027 * math.sqrt(4 / 3), abs=1e-4) and not iv.excludes_zero()
+
+
 def test_pooled_by_hand():
     rows = {"x": ([0, 0, 0], [1, 2, 3]), "y": ([0, 0, 0], [0, 2, 4])}  # differences sd 1 and 2, means 2 and 2
     ivs = S.pooled_paired(rows)
@@ -113,6 +119,7 @@ def test_bleu_direction_is_the_other_way():
     lambda: S.welch([1.0], [2.0, 3.0]),
     lambda: S.paired([1.0, float("nan")], [1.0, 2.0]),
     lambda: S.t_quantile(0),
+    lambda: S.one_run([1.0], 2.0),
     lambda: S.pooled_paired({"x": ([1.0], [2.0])}),
 ])
 def test_bad_input_is_refused(call):
