@@ -11,7 +11,12 @@ commands and their provenance stay in the files it reads:
 * results/multilingual/: five languages, both programs, one file per run (bench/multilingual.py), with where the
   models stop (bench/stop_analysis.py) and how often the references repeat themselves (_reference_repetition.json).
 
-bench/ is not a package: the chapter loads this file by its path. Nothing here trains or decodes.
+Every comparison of the five-language runs comes with its 95 % interval and test from bench/stats.py: Welch's
+interval for two programs, paired by seed for a variant on the same seeds, an exact permutation test beside it, and
+for the spread over seeds an F test and a permutation test (`gap`, `spread` and the functions that print them).
+
+bench/ is not a package: the chapter loads this file by its path (and this file bench/stats.py by its path). Nothing
+here trains or decodes.
 
 Commands are shown as a reader runs them today (`display_command`): the reference split by its corpus spec
 `reference:NAME`, its files in data/reference-split/ (`annotated-transformer reference-split` writes them, byte
@@ -20,8 +25,10 @@ names. The results files keep every command exactly as it was run.
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
+import math
 import re
 import shlex
 import statistics
@@ -517,19 +524,201 @@ def multilingual_perplexity(summary: dict | None = None) -> None:
 
 def multilingual_length(summary: dict | None = None) -> None:
     """Greedy decoding of the last checkpoint: test BLEU (mean and standard deviation over seeds), its brevity
-    penalty (mean), and the output's length ratio per seed, with its mean and standard deviation."""
+    penalty (mean), and the output's length ratio per seed, with its mean and standard deviation and the mean's
+    t-based 95 % interval."""
     s = multilingual_summary() if summary is None else summary
     width = max(len(_per_seed([g[2] for g in s[p][prog]["greedy"].values()]))
                 for p in PAIR_ORDER for prog in ("loop", "package"))
     print(f"{'pair':9} {'program':8} {'seeds':>5} {'BLEU':>11} {'BP':>5}  {'length ratio per seed':{width}} "
-          f"{'mean ± sd':>11}")
+          f"{'mean ± sd':>11}  {'mean [95 %]':>16}")
     for pair in PAIR_ORDER:
         for program in ("loop", "package"):
             c = s[pair][program]
             ratios = _per_seed([c["greedy"][k][2] for k in sorted(c["greedy"])])
+            mean, low, high = mean_interval(measure_values(c, "ratio"))
             print(f"{PAIR_NAMES[pair] if program == 'loop' else '':9} {program:8} {len(c['greedy']):>5} "
                   f"{c['bleu_mean']:5.1f} ± {c['bleu_sd']:3.1f} {c['bp_mean']:5.2f}  {ratios:{width}} "
-                  f"{c['ratio_mean']:5.2f} ± {c['ratio_sd']:3.2f}")
+                  f"{c['ratio_mean']:5.2f} ± {c['ratio_sd']:3.2f}  {mean:.2f} [{low:.2f}, {high:.2f}]")
+
+
+# ------------------------------------------------------------------------------------------------ intervals
+# Every comparison of the five-language runs with its 95 % interval, from bench/stats.py (loaded by its path: bench/
+# is not a package). Two programs' runs are independent samples (Welch); a variant's runs on the seeds of the
+# unchanged program's are paired by seed where the chapter says so.
+def _stats():
+    "bench/stats.py, the experiments' statistics helper, loaded once by its path and registered as bench_stats."
+    import importlib.util
+    import sys
+    if "bench_stats" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("bench_stats", Path(__file__).with_name("stats.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+        spec.loader.exec_module(module)
+    return sys.modules["bench_stats"]
+
+
+MEASURES = {  # measure: (what it is, lower is better: True, False, or None where neither way is better)
+    "ppl": ("dev perplexity after 1,000 updates", True),
+    "bleu": ("greedy test BLEU", False),
+    "ratio": ("greedy length ratio (test)", None),
+}
+
+
+def measure_values(cell: dict, measure: str) -> list[float]:
+    "A summary cell's values of MEASURE ('ppl', 'bleu' or 'ratio'), in the order of the seeds."
+    if measure == "ppl":
+        return [p for _, p in sorted(zip(cell["seeds"], cell["ppl"]))]
+    column = {"bleu": 0, "ratio": 2}[measure]
+    return [cell["greedy"][k][column] for k in sorted(cell["greedy"])]
+
+
+EXACT_LIMIT = 200_000  # the most splits an exact permutation test goes through (ten runs against ten: 184,756)
+
+
+@functools.lru_cache(maxsize=None)
+def _exact_p(base: tuple[float, ...], other: tuple[float, ...]) -> float | None:
+    if math.comb(len(base) + len(other), len(base)) > EXACT_LIMIT:
+        return None
+    return _stats().permutation_p(list(base), list(other), paired_samples=False)
+
+
+def _direction(interval, lower_is_better: bool | None) -> str:
+    "'better', 'worse' (or 'longer', 'shorter') where the interval excludes zero, else 'inconclusive'."
+    if lower_is_better is None:
+        return "inconclusive" if not interval.excludes_zero() else ("longer" if interval.low > 0 else "shorter")
+    return _stats().verdict(interval, "not in paper", 0.0, lower_is_better)
+
+
+def gap(base: list[float], other: list[float], lower_is_better: bool | None = True) -> dict:
+    """OTHER minus BASE, two independent sets of runs: Welch's 95 % interval (for a single OTHER run, the interval
+    of one more BASE run, `one_run`); `pct`, the same in % of BASE's mean: the interval of the difference divided
+    by that mean, which is taken as a fixed number (its own uncertainty is in the difference's interval already);
+    the t test's p; the exact permutation test's p over every split of the runs (None for a single run, or more
+    than EXACT_LIMIT splits); and the verdict: 'better' or 'worse' where the interval excludes zero (for a length
+    ratio 'longer' or 'shorter'), otherwise 'inconclusive', never agreement. `excluded`: the largest deficit of
+    OTHER the interval leaves, in %: a deficit larger than that is excluded (0: OTHER is better)."""
+    S = _stats()
+    interval = S.welch(base, other) if len(other) >= 2 else S.one_run(base, other[0])
+    scale = 100 / statistics.mean(base)
+    pct = (interval.mean * scale, interval.low * scale, interval.high * scale)
+    exact = _exact_p(tuple(base), tuple(other)) if len(other) >= 2 else None
+    excluded = None if lower_is_better is None else max(0.0, pct[2] if lower_is_better else -pct[1])
+    return {"n": (len(base), len(other)), "means": (statistics.mean(base), statistics.mean(other)),
+            "interval": interval, "pct": pct, "p": interval.p, "exact_p": exact,
+            "verdict": _direction(interval, lower_is_better), "excluded": excluded}
+
+
+def multilingual_gaps(summary: dict | None = None, measure: str = "ppl") -> dict:
+    "{pair: `gap` of the package minus the loop} in MEASURE ('ppl', 'bleu' or 'ratio')."
+    s = multilingual_summary() if summary is None else summary
+    lower = MEASURES[measure][1]
+    return {pair: gap(measure_values(s[pair]["loop"], measure), measure_values(s[pair]["package"], measure), lower)
+            for pair in PAIR_ORDER}
+
+
+def _p_text(p: float | None) -> str:
+    if p is None:
+        return "-"
+    if p < 0.0001:
+        return "<0.0001"
+    return f"{p:.4f}" if p < 0.001 else f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
+
+
+def _pct_text(pct: tuple[float, float, float], digits: int = 1) -> str:
+    mean, low, high = pct
+    return f"{mean:+.{digits}f} % [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def _n_text(n: tuple[int, int]) -> str:
+    "'14 / 14', '5 / 3': the runs on each side, 7 characters."
+    return f"{n[0]:>3} / {n[1]:<2}"
+
+
+def _verdict_text(verdict: str, who: str = "package") -> str:
+    return verdict if verdict == "inconclusive" else f"{who} {verdict}"
+
+
+def multilingual_comparison(summary: dict | None = None, measures: tuple[str, ...] = ("ppl", "bleu", "ratio")) -> None:
+    """The package minus the loop on every pair, for each of MEASURES: the two means, the difference with Welch's 95 %
+    interval, the same in % of the loop's mean, the t test's p, the exact permutation test's p, and the verdict."""
+    s = multilingual_summary() if summary is None else summary
+    print("Package minus loop: Welch's 95 % interval of the difference of the means; in % of the loop's mean: that\n"
+          "interval divided by the loop's mean. exact p: permutation test over every split of the runs into two\n"
+          "groups of their sizes (-: more than 200,000 splits). Verdict from the interval: better or worse only\n"
+          "where it excludes zero; otherwise inconclusive. The interval's end on the package's worse side bounds\n"
+          "its deficit: a deficit larger than that is excluded.")
+    for measure in measures:
+        name, lower = MEASURES[measure]
+        better = "1 is the references' length" if lower is None else f"{'lower' if lower else 'higher'} is better"
+        print(f"\n{name} ({better})")
+        print(f"{'pair':9} {'seeds':^7} {'loop':>6} {'package':>7}  {'difference [95 %]':21} "
+              f"{'in % of loop [95 %]':23} {'Welch p':>7} {'exact p':>7}  verdict")
+        for pair, g in multilingual_gaps(s, measure).items():
+            iv = g["interval"]
+            print(f"{PAIR_NAMES[pair]:9} {_n_text(g['n'])} {g['means'][0]:6.2f} {g['means'][1]:7.2f}  "
+                  f"{iv.text(2):21} {_pct_text(g['pct']):23} {_p_text(g['p']):>7} {_p_text(g['exact_p']):>7}  "
+                  f"{_verdict_text(g['verdict'])}")
+
+
+def spread_permutation_p(a: list[float], b: list[float], draws: int = 20_000, seed: int = 0) -> float:
+    """Two-sided p-value of the ratio of the two standard deviations (the larger over the smaller) under random
+    relabellings of the values, each centred on its own sample's mean first so that only the spreads differ: DRAWS
+    relabellings from numpy's generator with SEED. Approximate (the centring costs a little exchangeability), but it
+    does not assume normal values, as the F test does."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    pooled = np.concatenate([a - a.mean(), b - b.mean()])
+    ratio = lambda x, y: np.maximum(x.std(axis=-1, ddof=1) / y.std(axis=-1, ddof=1),
+                                    y.std(axis=-1, ddof=1) / x.std(axis=-1, ddof=1))
+    observed = float(ratio(a - a.mean(), b - b.mean()))
+    shuffled = np.random.default_rng(seed).permuted(np.tile(pooled, (draws, 1)), axis=1)
+    stats_ = ratio(shuffled[:, :len(a)], shuffled[:, len(a):])
+    return float(np.mean(stats_ >= observed * (1 - 1e-12)))
+
+
+def spread(base: list[float], other: list[float], draws: int = 20_000) -> dict:
+    """Is one set of runs steadier than the other? The two standard deviations, their ratio BASE / OTHER, the F
+    test's p (`variance_ratio`) and the permutation test's (`spread_permutation_p`). Verdict: 'steadier' (OTHER's
+    spread the narrower) or 'less steady' only where both tests give p < 0.05, otherwise 'inconclusive'."""
+    sd_base, sd_other = statistics.stdev(base), statistics.stdev(other)
+    f_p = _stats().variance_ratio(base, other)[1]
+    perm_p = spread_permutation_p(base, other, draws)
+    verdict = "inconclusive" if max(f_p, perm_p) >= 0.05 else "steadier" if sd_other < sd_base else "less steady"
+    return {"n": (len(base), len(other)), "sd": (sd_base, sd_other), "sd_ratio": sd_base / sd_other, "f_p": f_p,
+            "perm_p": perm_p, "verdict": verdict}
+
+
+def multilingual_spreads(summary: dict | None = None, measure: str = "ppl") -> dict:
+    "{pair: `spread` of the loop's runs against the package's} in MEASURE."
+    s = multilingual_summary() if summary is None else summary
+    return {pair: spread(measure_values(s[pair]["loop"], measure), measure_values(s[pair]["package"], measure))
+            for pair in PAIR_ORDER}
+
+
+def multilingual_steadiness(summary: dict | None = None, measures: tuple[str, ...] = ("ppl", "ratio")) -> None:
+    """Which program is the steadier over its seeds, per pair and measure: the standard deviations, their ratio
+    (loop / package), the F test and the permutation test of equal spread, and the verdict."""
+    s = multilingual_summary() if summary is None else summary
+    print("Spread over seeds. F p: F test of equal variances (assumes normal values). perm. p: 20,000 random\n"
+          "relabellings of the values centred on their program's mean. A program is called the steadier only where\n"
+          "both p < 0.05.")
+    print(f"\n{'pair':9} {'measure':13} {'seeds':^7} {'sd loop':>8} {'sd package':>10} {'loop/package':>12} "
+          f"{'F p':>6} {'perm. p':>7}  verdict")
+    spreads = {measure: multilingual_spreads(s, measure) for measure in measures}
+    for pair in PAIR_ORDER:
+        for k, measure in enumerate(measures):
+            sp = spreads[measure][pair]
+            verdict = _verdict_text(sp["verdict"]).replace("package less steady", "loop steadier")
+            label = {"ppl": "dev ppl", "ratio": "length ratio", "bleu": "BLEU"}[measure]
+            print(f"{PAIR_NAMES[pair] if k == 0 else '':9} {label:13} {_n_text(sp['n'])} "
+                  f"{sp['sd'][0]:8.2f} {sp['sd'][1]:10.2f} {sp['sd_ratio']:12.2f} {_p_text(sp['f_p']):>6} "
+                  f"{_p_text(sp['perm_p']):>7}  {verdict}")
+
+
+def mean_interval(values: list[float]) -> tuple[float, float, float]:
+    "The mean of VALUES with its t-based 95 % interval (n - 1 degrees of freedom): (mean, low, high)."
+    mean = statistics.mean(values)
+    half = _stats().t_quantile(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
 
 
 def reference_repetition(path: str | Path = RESULTS / "multilingual" / "_reference_repetition.json") -> dict:
@@ -681,6 +870,33 @@ def repetition_groups(summary: dict | None = None, pair: str = "ru-en") -> dict:
     return out
 
 
+def repetition_gaps(summary: dict | None = None, pair: str = "ru-en") -> dict:
+    """The differences behind `multilingual_repetition`, each with its 95 % interval (shares of repeating dev outputs
+    in percentage points): 'package - loop': the share at 1,000 updates, a `gap` (Welch, exact permutation p);
+    'like - package': the package made like the loop minus the package, and '2000 - 1000': {program: ...} twice the
+    updates minus 1,000, both paired by seed: {'repeating', 'ratio' (test length ratio), 'bleu': {'interval',
+    'exact_p' (every sign flip: at least 2/2^n)}}; 'ratio at 2000': {program: `mean_interval` of the test length
+    ratio}."""
+    S = _stats()
+    g = repetition_groups(summary, pair)
+    scale = {"repeating": 100, "ratio": 1, "bleu": 1}
+    by_seed = lambda v, key: {k: scale[key] * x for k, x in zip(g[v]["seeds"], g[v][key])}
+
+    def paired(base: str, other: str, keys: tuple[str, ...]) -> dict:
+        return {key: {"interval": S.paired(by_seed(base, key), by_seed(other, key)),
+                      "exact_p": S.permutation_p(by_seed(base, key), by_seed(other, key), paired_samples=True)}
+                for key in keys}
+    return {"package - loop": gap([100 * x for x in g["loop"]["repeating"]],
+                                  [100 * x for x in g["package"]["repeating"]], True),
+            "like - package": paired("package", "package_torch_like", ("repeating", "ratio")),
+            "2000 - 1000": {prog: paired(prog, f"{prog}_2000steps", ("repeating", "ratio", "bleu"))
+                            for prog in ("loop", "package")},
+            "ratio at 2000": {prog: mean_interval(g[f"{prog}_2000steps"]["ratio"]) for prog in ("loop", "package")}}
+
+
+_KEY_NAMES = {"repeating": "repeat", "ratio": "length ratio", "bleu": "BLEU"}
+
+
 def multilingual_repetition(summary: dict | None = None) -> None:
     """Russian, greedy decoding of the last checkpoint, for each group of runs whose repeating outputs were counted:
     dev perplexity and test BLEU (means), the test length ratio (mean ± sd), and on the dev split the share of outputs
@@ -696,6 +912,24 @@ def multilingual_repetition(summary: dict | None = None) -> None:
         print(f"{'':7} {updates:>7}  {program:28} {_seed_list(g['seeds']):>5} {statistics.mean(g['ppl']):7.2f} "
               f"{statistics.mean(g['bleu']):5.1f} {ratio:6.2f} ± {sd:3.2f}  {rep:>11} "
               f"{100 * statistics.mean(g['over']):6.0f} {min(g['plain']):4.2f}-{max(g['plain']):4.2f}")
+    d = repetition_gaps(summary)
+    print("\nDifferences with 95 % intervals (repeat: percentage points). p: t test; exact: every relabelling, or\n"
+          "every sign flip of the paired differences (five seeds: at least 0.0625). Paired: seed by seed, 10-14.")
+    g = d["package - loop"]
+    rows = [("package minus loop, Welch, seeds 7-14", "repeating", g["interval"], g["exact_p"])]
+    rows += [("made like the loop minus package, paired" if k == 0 else "", key, c["interval"], c["exact_p"])
+             for k, (key, c) in enumerate(d["like - package"].items())]
+    for prog, changes in d["2000 - 1000"].items():
+        rows += [(f"{prog}, 2,000 minus 1,000 updates, paired" if k == 0 else "", key, c["interval"], c["exact_p"])
+                 for k, (key, c) in enumerate(changes.items())]
+    print(f"{'Russian, 1,000 updates unless said':43} {'measure':12} {'difference [95 %]':>22} {'p':>7} "
+          f"{'exact':>6}  verdict")
+    for label, key, iv, exact in rows:
+        word = "inconclusive" if not iv.excludes_zero() else "up" if iv.low > 0 else "down"
+        print(f"{label:43} {_KEY_NAMES[key]:12} {iv.text(2 if key == 'ratio' else 1):>22} {_p_text(iv.p):>7} "
+              f"{_p_text(exact):>6}  {word}")
+    print("mean length ratio at 2,000 updates [95 %]: "
+          + ", ".join(f"{prog} {m:.2f} [{low:.2f}, {high:.2f}]" for prog, (m, low, high) in d["ratio at 2000"].items()))
 
 
 def multilingual_decoding(summary: dict | None = None) -> None:
@@ -711,6 +945,28 @@ def multilingual_decoding(summary: dict | None = None) -> None:
                                             f"beam, α {ch['decoding']['length_penalty']}") + f", average of {ch['avg']}"
             tuned = f"{tuned:7.2f}" if tuned is not None else f"{'-':>7}"
             print(f"{PAIR_NAMES[pair]:9} {seed:>4}  {c['greedy'][seed][0]:7.2f} {c['fixed'][seed]:7.2f} {tuned}  {chosen}")
+    print("Paired run by run over the pairs (95 % interval; exact p: every sign flip of the differences):")
+    for name, d in decoding_gains(s).items():
+        print(f"  {name}: {d['interval'].text(2)} BLEU over {d['interval'].n} runs, exact p = {_p_text(d['exact_p'])}")
+
+
+def decoding_gains(summary: dict | None = None) -> dict:
+    """The package's test BLEU, paired run by run over every pair: {name: {'interval': paired 95 % interval,
+    'exact_p': exact sign-flip p}} for beam 4 with alpha 0.6 over the average of 5 minus greedy (every run with
+    both) and the dev-tuned setting minus the fixed one (the runs where it was measured)."""
+    s = multilingual_summary() if summary is None else summary
+    S = _stats()
+    runs = [(pair, seed) for pair in PAIR_ORDER for seed in sorted(s[pair]["package"]["fixed"])]
+    c = lambda pair: s[pair]["package"]
+    greedy = {run: c(run[0])["greedy"][run[1]][0] for run in runs}
+    fixed = {run: c(run[0])["fixed"][run[1]] for run in runs}
+    tuned = {run: c(run[0])["tuned"][run[1]] for run in runs if run[1] in c(run[0])["tuned"]}
+    out = {}
+    for name, base, other in (("alpha 0.6 + average minus greedy", greedy, fixed),
+                              ("dev-tuned minus alpha 0.6", {r: fixed[r] for r in tuned}, tuned)):
+        a, b = [base[r] for r in other], [other[r] for r in other]
+        out[name] = {"interval": S.paired(a, b), "exact_p": S.permutation_p(a, b, paired_samples=True)}
+    return out
 
 
 _VARIANT_LABELS = {
@@ -723,11 +979,31 @@ _VARIANT_LABELS = {
 }
 
 
-def multilingual_ablation(summary: dict | None = None) -> None:
-    """Each variant on the pairs where ablations ran: dev perplexity after 1,000 updates (mean ± sd over seeds, and
-    the range) and, where its runs were decoded, the mean greedy length ratio on test."""
+def ablation_gaps(summary: dict | None = None, measure: str = "ppl") -> dict:
+    """{(pair, variant): `gap` of the variant minus its unchanged program (the package for package_*, the loop for
+    loop_*)} in MEASURE, for every variant with runs in it (decoded runs, for 'bleu' and 'ratio'). A variant of a
+    single run is judged against the spread of one more unchanged run (`one_run`)."""
     s = multilingual_summary() if summary is None else summary
-    print(f"{'pair and variant':36} {'seeds':>5}  {'dev ppl':>13} {'range':>13}  {'length ratio':>12}")
+    out = {}
+    for pair in PAIR_ORDER:
+        for variant in _VARIANT_LABELS:
+            if variant in ("loop", "package") or variant not in s[pair]:
+                continue
+            base = "loop" if variant.startswith("loop") else "package"
+            values, other = measure_values(s[pair][base], measure), measure_values(s[pair][variant], measure)
+            if len(values) >= 2 and other:
+                out[(pair, variant)] = gap(values, other, MEASURES[measure][1])
+    return out
+
+
+def multilingual_ablation(summary: dict | None = None) -> None:
+    """Each variant on the pairs where ablations ran: dev perplexity after 1,000 updates (mean ± sd over seeds), the
+    variant minus its unchanged program in % of the unchanged mean with Welch's 95 % interval, its verdict, and,
+    where its runs were decoded, the mean greedy length ratio on test; below, the length ratio's difference."""
+    s = multilingual_summary() if summary is None else summary
+    gaps = ablation_gaps(s)
+    print(f"{'pair and variant':36} {'seeds':>5}  {'dev ppl':>13}  {'vs unchanged [95 %]':23} {'exact p':>7}  "
+          f"{'verdict':12} {'length ratio':>12}")
     for pair in PAIR_ORDER:
         if not set(s[pair]) - {"loop", "package"}:
             continue
@@ -735,6 +1011,16 @@ def multilingual_ablation(summary: dict | None = None) -> None:
         for variant, label in _VARIANT_LABELS.items():
             if (c := s[pair].get(variant)) is not None:
                 ratio = f"{c['ratio_mean']:.2f} ({len(c['greedy'])})" if c["greedy"] else "-"
-                span = f"{min(c['ppl']):.2f}-{max(c['ppl']):.2f}"
-                print(f"  {label:34} {len(c['seeds']):>5}  {c['ppl_mean']:6.2f} ± {c['ppl_sd']:4.2f} {span:>13}  "
-                      f"{ratio:>12}")
+                g = gaps.get((pair, variant))
+                versus = "" if g is None else _pct_text(g["pct"]) + ("*" if g["n"][1] == 1 else "")
+                exact = "" if g is None else _p_text(g["exact_p"])
+                print(f"  {label:34} {len(c['seeds']):>5}  {c['ppl_mean']:6.2f} ± {c['ppl_sd']:4.2f}  {versus:23} "
+                      f"{exact:>7}  {'' if g is None else g['verdict']:12} {ratio:>12}")
+    print("vs unchanged: the variant minus the unchanged program (package or loop), Welch's 95 % interval divided\n"
+          "by the unchanged mean; *: a single run, judged against the spread of one more unchanged run. exact p:\n"
+          "permutation test over every split of the runs. Verdict from the interval.")
+    ratios = [(key, g) for key, g in ablation_gaps(s, "ratio").items() if g["n"][1] >= 2]
+    if ratios:
+        print("Length ratio, the variant minus the unchanged program (Welch's 95 % interval):")
+        for (pair, variant), g in ratios:
+            print(f"  {PAIR_NAMES[pair]}, {_VARIANT_LABELS[variant].strip()}: {g['interval'].text(2)}, {g['verdict']}")

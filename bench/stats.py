@@ -10,6 +10,7 @@ Every difference is *variant minus base* (or *b minus a*), with a t-based 95 % c
     pooled_paired(rows)           several rows paired with the same base: one variance of the differences pooled over
                                   the rows, sum(n_i - 1) degrees of freedom, each row's SE = s_pooled / sqrt(n_i)
     permutation_p(a, b, paired)   exact two-sided permutation test (every sign flip, or every relabelling)
+    variance_ratio(a, b)          var(a) / var(b) and the two-sided F test of equal spreads
     verdict(interval, paper, margin, lower_is_better)
                                   'reproduces', 'contradicts', 'inconclusive' or 'same' (see `verdict`)
 
@@ -195,3 +196,18 @@ def verdict(interval: Interval, paper: str, margin: float, lower_is_better: bool
     if paper not in ("better", "worse"):
         return measured
     return "reproduces" if measured == paper else "contradicts"
+
+
+def variance_ratio(a, b) -> tuple[float, float]:
+    """var(a) / var(b), the ratio of the two samples' variances (the square of the ratio of their standard
+    deviations), and the two-sided p-value of the F test of equal variances on (n_a - 1, n_b - 1) degrees of
+    freedom: twice the smaller tail, at most 1. The F test assumes that both samples are normal and is sensitive to
+    outliers; a permutation test of the spreads is the check that does not lean on that."""
+    a, b = _values(a), _values(b)
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError(f"a variance ratio needs at least two values on each side, got {len(a)} and {len(b)}")
+    va, vb = statistics.variance(a), statistics.variance(b)
+    if va == 0 or vb == 0:
+        raise ValueError("a constant sample has no spread to compare")
+    ratio, dfa, dfb = va / vb, len(a) - 1, len(b) - 1
+    return ratio, float(min(1.0, 2 * min(_scipy.f.cdf(ratio, dfa, dfb), _scipy.f.sf(ratio, dfa, dfb))))

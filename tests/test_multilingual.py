@@ -116,3 +116,110 @@ def test_longer_runs_are_kept_apart_from_the_1000_update_means():
     unchanged = text.split("Russian, package, unchanged: seeds ")[1].split("\n")[0]
     assert unchanged.split(", ").count("10") == 1
     assert report._seed_list([7, 8, 9, 10]) == "7-10" and report._seed_list([0, 10]) == "0, 10"
+
+
+# ------------------------------------------------------------------------------------------------ intervals
+# The comparisons the chapter states, on made-up numbers small enough to check by hand or against scipy.
+import statistics  # noqa: E402
+
+import pytest  # noqa: E402
+from scipy import stats as scipy_stats  # noqa: E402
+
+
+def _cell(ppl, bleu=None, ratio=None):
+    "A made-up cell of multilingual_summary: seeds 0, 1, ..., dev perplexities, greedy (BLEU, BP, length ratio)."
+    bleu, ratio = bleu or [20.0] * len(ppl), ratio or [1.0] * len(ppl)
+    greedy = {k: (b, 1.0, r) for k, (b, r) in enumerate(zip(bleu, ratio))}
+    return {"seeds": list(range(len(ppl))), "ppl": ppl, "greedy": greedy, "ppl_mean": statistics.mean(ppl),
+            "ppl_sd": statistics.stdev(ppl) if len(ppl) > 1 else 0.0, "ratio_mean": statistics.mean(ratio),
+            "fixed": {}, "tuned": {}}
+
+
+def _summary(report):
+    "Every pair alike and inconclusive, except Chinese, where the package is clearly better and steadier."
+    s = {pair: {"loop": _cell([10.0, 11.0, 12.0], [20.0, 21.0, 22.0], [1.0, 1.1, 0.9]),
+                "package": _cell([10.5, 11.0, 11.5], [20.5, 21.0, 21.5], [1.0, 1.02, 0.98])}
+         for pair in report.PAIR_ORDER}
+    s["zh-en"] = {"loop": _cell([6.0, 7.0, 8.0, 6.5], [20.0, 22.0, 24.0, 21.0], [0.9, 1.1, 1.2, 0.95]),
+                  "package": _cell([5.0, 5.1, 4.9, 5.05], [30.0, 31.0, 32.0, 31.5], [1.0, 1.01, 0.99, 1.0]),
+                  "package_cut_once": _cell([5.4, 5.5, 5.6])}
+    return s
+
+
+def test_gap_is_welchs_interval_in_percent_of_the_base():
+    report = _load("report_translation")
+    base, other = [10.0, 11.0, 12.0], [8.0, 8.5, 9.0, 9.5]
+    g = report.gap(base, other, lower_is_better=True)
+    ci = scipy_stats.ttest_ind(other, base, equal_var=False).confidence_interval(0.95)
+    assert (g["interval"].low, g["interval"].high) == pytest.approx((ci.low, ci.high), rel=1e-10)
+    # in % of the base's mean (11): the interval of the difference divided by it
+    assert g["pct"] == pytest.approx((100 * -2.25 / 11, 100 * ci.low / 11, 100 * ci.high / 11))
+    assert g["verdict"] == "better" and g["excluded"] == 0.0 and g["means"] == (11.0, 8.75)
+    # of the 35 ways to split the seven runs into three and four, only the observed one is as far apart
+    assert g["exact_p"] == pytest.approx(1 / 35)
+
+
+def test_gap_says_inconclusive_where_the_interval_crosses_zero_and_bounds_the_deficit():
+    report = _load("report_translation")
+    g = report.gap([10.0, 12.0, 14.0], [11.0, 13.0, 12.5], lower_is_better=True)
+    assert g["verdict"] == "inconclusive" and g["interval"].low < 0 < g["interval"].high
+    assert g["excluded"] == pytest.approx(g["pct"][2])  # a deficit above the interval's upper end is excluded
+    bleu = report.gap([20.0, 21.0, 22.0], [25.0, 26.0, 27.0], lower_is_better=False)  # higher BLEU is better
+    assert bleu["verdict"] == "better" and bleu["excluded"] == 0.0
+    assert report.gap([1.0, 1.1, 0.9], [1.3, 1.4, 1.35], lower_is_better=None)["verdict"] == "longer"
+    one = report.gap([10.0, 11.0, 12.0], [11.5])  # a single run: the interval of one more base run
+    assert one["interval"].kind == "one run" and one["exact_p"] is None and one["verdict"] == "inconclusive"
+
+
+def test_no_exact_test_over_too_many_splits(monkeypatch):
+    report = _load("report_translation")
+    monkeypatch.setattr(report, "EXACT_LIMIT", 10)  # C(6, 3) = 20 splits: too many now
+    assert report.gap([1.0, 2.0, 3.5], [2.0, 3.0, 4.5])["exact_p"] is None
+
+
+def test_spread_needs_both_tests():
+    report = _load("report_translation")
+    tight, wide = [5.0, 5.1, 4.9, 5.05, 4.95, 5.0], [3.0, 7.0, 4.0, 6.0, 2.0, 8.0]
+    sp = report.spread(wide, tight)
+    f = statistics.variance(wide) / statistics.variance(tight)
+    assert sp["f_p"] == pytest.approx(2 * scipy_stats.f.sf(f, 5, 5), rel=1e-9)
+    assert sp["sd_ratio"] == pytest.approx(statistics.stdev(wide) / statistics.stdev(tight))
+    assert sp["perm_p"] < 0.05 and sp["verdict"] == "steadier"
+    assert report.spread(tight, wide)["verdict"] == "less steady"
+    same = report.spread([1.0, 2.0, 3.0], [11.0, 12.0, 13.0])  # the same spread about another mean
+    assert same["perm_p"] == 1.0 and same["verdict"] == "inconclusive"
+    assert report.spread_permutation_p(wide, tight) == report.spread_permutation_p(wide, tight)  # seeded
+
+
+def test_the_printed_comparisons(capsys):
+    report = _load("report_translation")
+    s = _summary(report)
+    report.multilingual_comparison(s)
+    text = capsys.readouterr().out
+    perplexity = text.split("greedy test BLEU")[0]  # the first of the three blocks
+    rows = {line.split()[0]: line for line in perplexity.splitlines() if line.split() and line.split()[0] in
+            ("German", "Chinese")}
+    assert "inconclusive" in rows["German"] and "package better" in rows["Chinese"]
+    assert "in % of loop" in text and "exact p" in text and "greedy length ratio" in text
+    gaps = report.multilingual_gaps(s)
+    assert gaps["zh-en"]["pct"][2] < 0 < gaps["de-en"]["pct"][2]
+    report.multilingual_steadiness(s)
+    text = capsys.readouterr().out
+    assert "F p" in text and "perm. p" in text and text.count("inconclusive") >= 8
+    report.multilingual_ablation(s)
+    text = capsys.readouterr().out
+    assert "batches cut once" in text and "worse" in text.split("batches cut once")[1].splitlines()[0]
+
+
+def test_decoding_gains_are_paired_run_by_run():
+    report = _load("report_translation")
+    s = _summary(report)
+    for k, pair in enumerate(report.PAIR_ORDER):
+        c = s[pair]["package"]
+        c["fixed"] = {0: c["greedy"][0][0] + 3.0 + k, 1: c["greedy"][1][0] + 4.0}
+        c["tuned"] = {0: c["fixed"][0] + 0.5 + 0.1 * k} if k < 3 else {}
+    gains = report.decoding_gains(s)
+    beam, tuned = gains["alpha 0.6 + average minus greedy"], gains["dev-tuned minus alpha 0.6"]
+    assert beam["interval"].n == 10 and tuned["interval"].n == 3
+    assert tuned["interval"].mean == pytest.approx(0.6) and tuned["exact_p"] == pytest.approx(0.25)  # 2 of 8 flips
+    assert beam["exact_p"] == pytest.approx(2 / 2 ** 10)  # every run gains: only the all-plus and all-minus flips

@@ -130,3 +130,20 @@ def test_bad_input_is_refused(call):
 def test_text():
     assert S.Interval(1.234, 0.5, 4, -0.1, 2.5, 3, "paired").text(1) == "+1.2 [-0.1, +2.5]"
     assert statistics.mean(VARIANT) < statistics.mean(BASE)
+
+
+def test_variance_ratio_by_hand():
+    # variances 1 and 20/3: F = 0.15 on (2, 3) degrees of freedom, and with 2 numerator degrees of freedom the F
+    # distribution has a closed form, P(F <= x) = 1 - (1 + 2x/d2)^(-d2/2): 1 - 1.1^-1.5 = 0.13322
+    ratio, p = S.variance_ratio([1.0, 2.0, 3.0], [0.0, 2.0, 4.0, 6.0])
+    assert ratio == pytest.approx(0.15) and p == pytest.approx(2 * (1 - 1.1 ** -1.5), rel=1e-9)
+    back, p_back = S.variance_ratio([0.0, 2.0, 4.0, 6.0], [1.0, 2.0, 3.0])  # the other way round: the same test
+    assert back == pytest.approx(1 / 0.15) and p_back == pytest.approx(p, rel=1e-9)
+    # the textbook's 97.5 % point of F(9, 9), 4.026: a two-sided p of 0.05
+    a = [0.0, 1.0] * 5
+    b = [x * math.sqrt(4.026) for x in a]
+    assert S.variance_ratio(b, a)[1] == pytest.approx(0.05, abs=2e-4)
+    assert S.variance_ratio(a, a) == pytest.approx((1.0, 1.0))
+    for bad in (lambda: S.variance_ratio([1.0], [1.0, 2.0]), lambda: S.variance_ratio([1.0, 1.0], [1.0, 2.0])):
+        with pytest.raises(ValueError):
+            bad()
