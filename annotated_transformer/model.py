@@ -25,7 +25,8 @@ from torch import Tensor, nn
 from .attention import check_mask
 from .checks import check_int, check_probability, check_token_ids
 from .compat import upgrade_model_config
-from .multihead import MultiHeadAttention
+from .masking import causal_mask
+from .multihead import MultiHeadAttention, check_2d_mask
 from .positional import LearnedPositionalEncoding
 from .positional import PositionalEncoding
 from .positional import RotaryPositions, apply_rotary
@@ -230,6 +231,7 @@ def _check_model_mask(
         mask = mask.unsqueeze(1)
     heads = mask.size(1) if isinstance(mask, Tensor) and mask.dim() == 4 else 1
     try:
+        check_2d_mask(mask, batch, q, k)  # (batch, k) or (q, k)? (chapter 03)
         check_mask(mask, (batch, heads, q, k))
     except (TypeError, ValueError) as e:
         raise type(e)(f"{name}: {e}") from None
@@ -270,7 +272,8 @@ def decode(
     memory: Tensor,  # encoder output (batch, src_len, d_model)
     src_mask: Tensor | None,  # (batch, 1, src_len)
     tgt: Tensor,  # target prefix token ids (batch, tgt_len)
-    tgt_mask: Tensor | None,  # (batch, tgt_len, tgt_len): target padding and causal
+    # (batch, tgt_len, tgt_len): target padding and causal; None: causal_mask(tgt_len)
+    tgt_mask: Tensor | None = None,
 ) -> Tensor:  # decoder states (batch, tgt_len, d_model)
     check_token_ids(tgt, "tgt", batch=True)
     if memory.dim() != 3 or memory.size(0) != tgt.size(0):
@@ -279,6 +282,8 @@ def decode(
             f"{tgt.size(0)} (the batch of tgt), got {tuple(memory.shape)}"
         )
     b, t, s = tgt.size(0), tgt.size(1), memory.size(1)
+    if tgt_mask is None:  # the decoder is causal unless told otherwise
+        tgt_mask = causal_mask(t, device=tgt.device)
     _check_model_mask(src_mask, "src_mask", b, t, s)
     _check_model_mask(tgt_mask, "tgt_mask", b, t, t)
     return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
@@ -290,7 +295,7 @@ def forward(
     src: Tensor,  # (batch, src_len)
     tgt: Tensor,  # (batch, tgt_len)
     src_mask: Tensor | None,  # (batch, 1, src_len)
-    tgt_mask: Tensor | None,  # (batch, tgt_len, tgt_len)
+    tgt_mask: Tensor | None = None,  # (batch, tgt_len, tgt_len); None: causal
     # decoder states (batch, tgt_len, d_model);
     # apply `self.generator` for log-probabilities
 ) -> Tensor:

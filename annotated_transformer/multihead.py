@@ -13,9 +13,10 @@ from fastcore.basics import patch
 from torch import Tensor, nn
 
 from .attention import attention, check_mask, fused_attention
+from .checks import check_probability
 
 # %% auto #0
-__all__ = ['MultiHeadAttention', 'keep_attention_weights']
+__all__ = ['MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
 
 # %% ../nbs/03_multihead.ipynb #f995504b
 def _check_heads(h: int, d_model: int, d_k: int | None) -> None:
@@ -43,6 +44,7 @@ class MultiHeadAttention(nn.Module):
     ):
         super().__init__()
         _check_heads(h, d_model, d_k)
+        check_probability(dropout)  # 0 <= p < 1, as the sublayers (chapter 05) check it
         self.h, self.d_model = h, d_model
         # d_v = d_model / h: the h heads concatenate to d_model; d_k = d_v unless given
         self.d_v = d_model // h
@@ -63,7 +65,7 @@ def _get_dropout_p(self: MultiHeadAttention) -> float:
 
 
 def _set_dropout_p(self: MultiHeadAttention, p: float) -> None:
-    self.dropout.p = p
+    self.dropout.p = check_probability(p, "dropout_p")
 
 
 # one number for both paths: nn.Dropout on the explicit one, dropout_p on the fused one
@@ -89,6 +91,17 @@ def _check_inputs(
     if key.size(1) != value.size(1):
         raise ValueError(f"key and value must have the same length, "
                          f"got {key.size(1)} and {value.size(1)}")
+
+
+def check_2d_mask(mask, b: int, n: int, m: int) -> None:
+    ("Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys), "
+     "for a batch of b, n queries and m keys.")
+    if isinstance(mask, Tensor) and mask.dim() == 2 and b > 1 and mask.size(0) == b:
+        raise ValueError(
+            f"a 2-D mask of shape {tuple(mask.shape)} is ambiguous with a batch of "
+            f"{b}: pass a key-padding mask as (batch, 1, n_keys) = ({b}, 1, {m}) and a "
+            f"mask over query/key positions as (1, n_queries, n_keys) = (1, {n}, {m}) "
+            "(2-D, (n_queries, n_keys), only when n_queries is not the batch size)")
 
 
 # %% ../nbs/03_multihead.ipynb #f3094df0
@@ -142,6 +155,7 @@ def _head_mask(self: MultiHeadAttention, mask, b: int, n: int, m: int) -> Tensor
     "`mask` checked against the scores (b, h, n, m), with a head axis; None stays None."
     if mask is None:
         return None
+    check_2d_mask(mask, b, n, m)  # (b, m) key padding, or (n, m) with n == b?
     if isinstance(mask, Tensor) and mask.dim() == 3:
         check_mask(mask, (b, n, m))
         mask = mask.unsqueeze(1)  # (b, 1|n, m) -> (b, 1, 1|n, m): alike for every head
@@ -155,8 +169,8 @@ def forward(
     query: Tensor,  # (batch, n_queries, d_model): the sequence that asks
     key: Tensor,  # (batch, n_keys, d_model): the sequence that is looked at
     value: Tensor,  # (batch, n_keys, d_model): what is returned (usually `key` itself)
-    # bool, True = may attend: (batch, 1|n_queries, n_keys), (n_queries, n_keys)
-    # or (batch, h|1, n_queries, n_keys)
+    # bool, True = may attend: (batch|1, 1|n_queries, n_keys), (batch, h|1, n_queries,
+    # n_keys), or (n_queries, n_keys) whose n_queries is not the batch size (if > 1)
     mask: Tensor | None = None,
     cache=None,  # decoding (chapter 08): keys and values kept from earlier calls
 ) -> Tensor:  # (batch, n_queries, d_model)

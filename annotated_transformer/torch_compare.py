@@ -13,6 +13,7 @@ import torch.nn as nn
 from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
 
+from .masking import causal_mask
 from .multihead import keep_attention_weights
 from .compat import upgrade_model_config
 from .model import (POSITIONAL_ENCODINGS, register_arch, tie_embeddings,
@@ -118,13 +119,14 @@ class TorchTransformer(nn.Module):
                                         src_key_padding_mask=_key_padding(src_mask))
 
     def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor,
-               tgt_mask: Tensor | None) -> Tensor:
+               tgt_mask: Tensor | None = None) -> Tensor:  # None: causal, as EncoderDecoder
+        mask = causal_mask(tgt.size(1), device=tgt.device) if tgt_mask is None else tgt_mask
         return self.transformer.decoder(self.tgt_embed(tgt), memory,
-                                        tgt_mask=_attn_mask(tgt_mask, self.h),
+                                        tgt_mask=_attn_mask(mask, self.h),
                                         memory_key_padding_mask=_key_padding(src_mask))
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None,
-                tgt_mask: Tensor | None) -> Tensor:
+                tgt_mask: Tensor | None = None) -> Tensor:
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
 # %% ../nbs/10_torch_compare.ipynb #15c7723a

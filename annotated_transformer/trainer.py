@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import inspect
 import json
@@ -31,7 +32,7 @@ from .checkpoint import (RunWriteError, append_line, atomic_write_bytes,
                                               prune_checkpoints, rng_state, save_checkpoint)
 from .checks import check_special_ids
 from .loss import LabelSmoothingLoss, Seq2SeqLoss, make_optimizer
-from .model import model_config_dict, unwrap
+from .model import TransformerConfig, model_config_dict, unwrap
 from .runs import measure_peak, memory_in_use
 from .train_config import TrainConfig, autocast_context, pick_device
 
@@ -47,7 +48,7 @@ class Trainer:
 
     def __init__(
         self,
-        model: nn.Module,  # an EncoderDecoder from make_model
+        model: nn.Module,  # an EncoderDecoder from make_model; its initial weights are the caller's
         # training pairs, without special tokens
         pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
         # the recipe (the model's own settings come from model.config)
@@ -58,7 +59,7 @@ class Trainer:
         out_dir: str | Path | None = None,
         pad: int = PAD, bos: int = BOS, eos: int = EOS,
     ):
-        self.cfg = (cfg or TrainConfig()).validate()
+        self.cfg = _as_trained((cfg or TrainConfig()).validate(), model)  # cfg.model: the model's
         check_special_ids(pad, bos, eos)
         self.pad, self.bos, self.eos = pad, bos, eos
         self.rank, self.world = ((dist.get_rank(), dist.get_world_size()) if dist.is_initialized()
@@ -88,17 +89,50 @@ class Trainer:
         self.pairs, self.dev_pairs = pairs, dev_pairs
         self.sampler = TokenBatchSampler(pairs, self.cfg.max_tokens, seed=self.cfg.seed,
                                          num_shards=self.world, rebatch=self.cfg.rebatch)
+        self._generators = _seeded_generators(self.cfg.seed + self.rank)  # dropout's (below)
         self.autocast = lambda: autocast_context(self.device, self.cfg.amp)
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.step, self.history = 0, []
         self.on_log: Callable[[dict], None] | None = None  # called with each logged record (rank 0)
         self._stream: Iterator[list[int]] | None = None
         self.resumed_from: Path | None = None  # the checkpoint `load` read
-        # the newest checkpoint this trainer wrote (or resumed from)
-        self.last_checkpoint: Path | None = None
+        self.last_checkpoint: Path | None = None  # the newest one written (or resumed from)
         self._out_checked = False
         self.stopped = 0  # why the last fit() stopped early: what stop() returned (0: it did not)
         self._in_update = False  # True while the optimizer changes the weights
+
+# %% ../nbs/07b_trainer.ipynb #81ad1cf0
+def _as_trained(cfg: TrainConfig, model: nn.Module) -> TrainConfig:
+    "`cfg` with `model`'s own configuration as `cfg.model` (vocabularies aside) and `cfg.arch`."
+    model_config_dict(model)  # (a clear error for a model that carries no TransformerConfig)
+    model, default = unwrap(model), TransformerConfig()
+    # the vocabulary sizes come from the data, never from a training config
+    config = dataclasses.replace(model.config, src_vocab=default.src_vocab,
+                                 tgt_vocab=default.tgt_vocab)
+    return dataclasses.replace(cfg, model=config, arch=getattr(model, "arch", "ours"))
+
+
+def _seeded_generators(seed: int) -> tuple:
+    ("The states that `torch.manual_seed(seed)` gives PyTorch's CPU and CUDA generators; "
+     "the global generators are left as they were.")
+    outside = _torch_generators()
+    try:
+        torch.manual_seed(seed)
+        return _torch_generators()
+    finally:
+        _set_torch_generators(outside)
+
+
+@contextlib.contextmanager
+def _run_generators(trainer: Trainer):
+    "Inside the block PyTorch draws from the run's own generators; the global ones come back after."
+    outside = _torch_generators()
+    _set_torch_generators(trainer._generators)
+    try:
+        yield
+    finally:
+        trainer._generators = _torch_generators()
+        _set_torch_generators(outside)
 
 # %% ../nbs/07b_trainer.ipynb #4e720a62
 @patch
@@ -119,19 +153,20 @@ def train_step(self: Trainer, batches: list[list[int]]) -> dict:
     src_tokens = sum(self.sampler.src_lens[i] for idx in batches for i in idx)
     sums = torch.zeros(2, dtype=torch.float64, device=self.device)
     self.optimizer.zero_grad(set_to_none=True)
-    for m, indices in enumerate(batches):
-        batch = self._micro_batch(indices)
-        last = m == len(batches) - 1
-        sync = contextlib.nullcontext() if last or self.ddp is None else self.ddp.no_sync()
-        with sync:
-            with self.autocast():
-                loss_sum, nll_sum = self.step_module(
-                    batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask
-                )
-            # backward of S·W/N: DDP's average over W ranks then gives the gradient of
-            # (Σ all losses)/N
-            (loss_sum * (self.world / ntokens)).backward()
-        sums += torch.stack([loss_sum.detach(), nll_sum.detach()]).double()
+    with _run_generators(self):  # dropout draws from the run's generators (above)
+        for m, indices in enumerate(batches):
+            batch = self._micro_batch(indices)
+            last = m == len(batches) - 1
+            sync = contextlib.nullcontext() if last or self.ddp is None else self.ddp.no_sync()
+            with sync:
+                with self.autocast():
+                    loss_sum, nll_sum = self.step_module(
+                        batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask
+                    )
+                # backward of S·W/N: DDP's average over W ranks then gives the gradient of
+                # (Σ all losses)/N
+                (loss_sum * (self.world / ntokens)).backward()
+            sums += torch.stack([loss_sum.detach(), nll_sum.detach()]).double()
     if self.world > 1:
         dist.all_reduce(sums)
     loss, nll = (sums / ntokens).tolist()
@@ -317,7 +352,7 @@ def _set_torch_generators(states: tuple) -> None:
 def _position(self: Trainer) -> tuple:
     ("Where the run is between two updates, as far as an update changes it before its weights: "
      "data and generators.")
-    return self.sampler.epoch, self.sampler.position, _torch_generators()
+    return self.sampler.epoch, self.sampler.position, self._generators
 
 
 @patch
@@ -328,9 +363,8 @@ def _out_of_memory(self: Trainer, before: tuple, failure: str) -> None:
     self.optimizer.zero_grad(set_to_none=True)
     if self.device.type == "cuda":
         torch.cuda.empty_cache()
-    self.sampler.epoch, self.sampler.position, generators = before
+    self.sampler.epoch, self.sampler.position, self._generators = before
     self._stream = None  # the next batches are drawn again from the restored position
-    _set_torch_generators(generators)
     where = f"out of memory in update {failed} on {self.device} ({failure})"
     newest = (list_checkpoints(self.out_dir)[-1]
               if self.out_dir is not None and list_checkpoints(self.out_dir) else None)
@@ -345,10 +379,13 @@ def _out_of_memory(self: Trainer, before: tuple, failure: str) -> None:
 # %% ../nbs/07b_trainer.ipynb #95e7931a
 @patch
 def _all_rng_states(self: Trainer) -> list[dict]:
+    # the global generators, with the run's own PyTorch generators (dropout) in their place
+    cpu, cuda = self._generators
+    mine = rng_state() | {"torch": cpu} | ({"cuda": cuda} if cuda is not None else {})
     if self.world == 1:
-        return [rng_state()]
+        return [mine]
     states = [None] * self.world
-    dist.all_gather_object(states, rng_state())
+    dist.all_gather_object(states, mine)
     return states
 
 
@@ -378,8 +415,12 @@ def save(self: Trainer, path: str | Path | None = None) -> Path | None:
 def load(self: Trainer, path: str | Path) -> dict:
     "Resume from a checkpoint: weights, optimizer, schedule, data position and RNG states."
     path = find_checkpoint(path)
+    outside = _torch_generators()
     ckpt = load_checkpoint(path, self.model, self.optimizer, self.scheduler, self.sampler,
                            restore_rng=True, rank=self.rank)
+    if "rng" in ckpt:  # the run's generators as saved; the global ones as they were
+        self._generators = _torch_generators()
+        _set_torch_generators(outside)
     self.step, self._stream = int(ckpt["step"]), None
     self.resumed_from = self.last_checkpoint = path
     self.history = [r for r in self.history if r["step"] <= self.step]

@@ -111,3 +111,30 @@ def test_sizes_read_and_written():
     for bad in ("", "G", "8 GB of it", "-1G"):
         with pytest.raises(ValueError, match="is not a size"):
             parse_size(bad)
+
+
+def test_a_checkpoint_that_does_not_fit_names_the_keys_and_their_shapes(tmp_path):
+    "One line that names the first key whose shape differs (both shapes), is missing, or is not the model's."
+    from annotated_transformer.model import make_model, model_config_dict
+    torch.manual_seed(0)
+    wide, two_layers = make_model(11, 11, N=1, d_model=32, d_ff=64, h=4), make_model(11, 11, N=2, d_model=16, d_ff=64, h=4)
+    path = save_checkpoint(tmp_path / "wide.pt", wide)
+    with pytest.raises(ValueError) as info:
+        load_checkpoint(path, make_model(11, 11, N=1, d_model=16, d_ff=64, h=4))
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(f"{path} does not fit this model: size mismatch for ")
+    assert "encoder.layers.0.self_attn.w_q.weight: (32, 32) in the checkpoint, (16, 16) in the model (and " in message
+    with pytest.raises(ValueError, match=r"does not fit this model: missing from the checkpoint: "
+                                         r"encoder\.layers\.1\.self_attn\.w_q\.weight \(16, 16\) \(and \d+ more\)$"):
+        load_checkpoint(save_checkpoint(tmp_path / "one.pt", make_model(11, 11, N=1, d_model=16, d_ff=64, h=4)),
+                        two_layers)
+    with pytest.raises(ValueError, match=r"does not fit this model: not in the model: "
+                                         r"encoder\.layers\.1\.self_attn\.w_q\.weight \(16, 16\) \(and \d+ more\)$"):
+        load_checkpoint(save_checkpoint(tmp_path / "two.pt", two_layers),
+                        make_model(11, 11, N=1, d_model=16, d_ff=64, h=4))
+    # load_model: weights that do not fit the model_config saved beside them
+    save_checkpoint(tmp_path / "run" / "checkpoints" / "step_000001.pt", wide, step=1,
+                    model_config=model_config_dict(two_layers))
+    with pytest.raises(ValueError, match=r"its weights do not fit its model_config: size mismatch for "
+                                         r"encoder\.layers\.0\.self_attn\.w_q\.weight: \(32, 32\) in the checkpoint, \(16, 16\) in the model"):
+        load_model(tmp_path / "run")

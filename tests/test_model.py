@@ -182,6 +182,44 @@ def test_no_information_from_later_target_tokens():
         assert not torch.allclose(out[:, t + 1:], out2[:, t + 1:])  # the test can fail: later rows do change
 
 
+
+@pytest.mark.parametrize("arch", ["ours", "torch"])
+def test_a_missing_tgt_mask_means_the_causal_mask(arch):
+    "tgt_mask=None (or left out): the decoder is causal. Only an explicit all-True mask lets it see the future."
+    from annotated_transformer.model import build_model
+    from annotated_transformer.torch_compare import TorchTransformer  # (which registers arch "torch")
+    torch.manual_seed(0)
+    model = build_model(TransformerConfig(17, 17, dropout=0.0, **SMALL), arch).double().eval()
+    assert isinstance(model, TorchTransformer) == (arch == "torch")
+    gen = torch.Generator().manual_seed(7)
+    src = torch.randint(3, 17, (2, 6), generator=gen)
+    tgt = torch.randint(3, 17, (2, 7), generator=gen)
+    src_mask = padding_mask(src, PAD)
+    everywhere = torch.ones(1, 7, 7, dtype=torch.bool)
+    with torch.no_grad():
+        out = model(src, tgt, src_mask)
+        torch.testing.assert_close(model(src, tgt, src_mask, None), out, atol=0, rtol=0)
+        torch.testing.assert_close(out, model(src, tgt, src_mask, causal_mask(7)), atol=1e-12, rtol=0)
+        memory = model.encode(src, src_mask)
+        torch.testing.assert_close(model.decode(memory, src_mask, tgt), out, atol=0, rtol=0)
+        for t in range(1, 7):  # change target token t: no decoder output before t changes
+            changed = tgt.clone()
+            changed[:, t] = torch.where(tgt[:, t] == 3, 4, 3)
+            torch.testing.assert_close(model(src, changed, src_mask)[:, :t], out[:, :t], atol=1e-12, rtol=0)
+            assert not torch.allclose(model(src, changed, src_mask)[:, t:], out[:, t:])
+            seeing = model(src, changed, src_mask, everywhere)[:, :t]
+            assert not torch.allclose(seeing, model(src, tgt, src_mask, everywhere)[:, :t])
+
+
+def test_an_ambiguous_2d_mask_is_refused_with_its_name():
+    "A (batch, tgt_len) padding mask of a batch of 2 targets of 2 tokens would pass as (queries, keys): refused."
+    model = small_model()
+    src, tgt = torch.tensor([[5, 6, 7], [5, 6, 0]]), torch.tensor([[1, 4], [1, 0]])
+    with pytest.raises(ValueError, match=r"^tgt_mask: a 2-D mask of shape \(2, 2\) is ambiguous with a batch of 2"):
+        model(src, tgt, padding_mask(src, PAD), tgt != PAD)
+    with pytest.raises(ValueError, match=r"^src_mask: a 2-D mask of shape \(2, 3\) is ambiguous"):
+        model.decode(torch.zeros(2, 3, 32, dtype=torch.float64), src != PAD, tgt)
+
 def test_appending_source_padding_changes_nothing():
     model = small_model()
     gen = torch.Generator().manual_seed(4)

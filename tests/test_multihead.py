@@ -290,6 +290,48 @@ def test_error_masks():
         m(x, mem, mem, torch.ones(2, 4, 3, 5, dtype=torch.bool))  # 4 heads' worth of masks for 8 heads
 
 
+def test_a_2d_mask_that_could_be_key_padding_is_refused():
+    "batch == n_queries: a (batch, n_keys) padding mask and an (n_queries, n_keys) mask look alike. Refused."
+    ours = MultiHeadAttention(4, 16, dropout=0.0).to(DT).eval()
+    x = torch.randn(3, 3, 16, dtype=DT)
+    pad = padding([3, 2, 1], 3)                            # (3, 1, 3): the right shape
+    for mask in (pad[:, 0], torch.ones(3, 3, dtype=torch.bool)):
+        with pytest.raises(ValueError) as info:
+            ours(x, x, x, mask)
+        message = str(info.value)
+        assert "\n" not in message and message.startswith("a 2-D mask of shape (3, 3) is ambiguous with a batch of 3")
+        assert "key-padding mask as (batch, 1, n_keys) = (3, 1, 3)" in message
+        assert "(1, n_queries, n_keys) = (1, 3, 3)" in message
+    mem = torch.randn(3, 5, 16, dtype=DT)                  # cross-attention: 3 queries, 5 keys, batch 3
+    with pytest.raises(ValueError, match=r"\(3, 5\) is ambiguous .* = \(3, 1, 5\) .* = \(1, 3, 5\)"):
+        ours(x, mem, mem, padding([5, 4, 2], 5)[:, 0])
+    # the unambiguous spellings of both meanings still work, and mean what they say
+    torch.testing.assert_close(ours(x, x, x, pad), ours(x, x, x, pad.expand(3, 3, 3)), **TOL)
+    causal = torch.ones(3, 3, dtype=torch.bool).tril()
+    torch.testing.assert_close(ours(x, x, x, causal[None]), ours(x, x, x, causal.expand(3, 3, 3)), **TOL)
+    torch.testing.assert_close(ours(x[:, :2], x, x, causal[:2]), ours(x[:, :2], x, x, causal[None, :2]), **TOL)
+    one = x[:1]                                            # a batch of 1: nothing to confuse
+    torch.testing.assert_close(ours(one, one, one, pad[:1, 0]), ours(one, one, one, pad[:1]), **TOL)
+
+
+@pytest.mark.parametrize("p, exc, match", [
+    (1.0, ValueError, r"^dropout must be in \[0, 1\), got 1\.0$"),
+    (-0.1, ValueError, r"^dropout must be in \[0, 1\), got -0\.1$"),
+    (True, TypeError, r"^dropout must be a float in \[0, 1\), got bool True$"),
+    ("0.1", TypeError, r"^dropout must be a float in \[0, 1\), got str '0\.1'$"),
+])
+def test_dropout_probability_is_checked(p, exc, match):
+    "As the sublayers do: 0 <= p < 1, a number; in the constructor and in the dropout_p setter."
+    with pytest.raises(exc, match=match):
+        MultiHeadAttention(4, 32, dropout=p)
+    m = MultiHeadAttention(4, 32, dropout=0.25)
+    with pytest.raises(exc, match=match.replace("dropout", "dropout_p", 1)):
+        m.dropout_p = p
+    assert m.dropout_p == m.dropout.p == 0.25              # unchanged
+    m.dropout_p = 0
+    assert m.dropout.p == 0.0
+
+
 # ---- the decoding cache: position by position with KVCache = PyTorch's module over the whole sequence -------
 @pytest.mark.parametrize("chunks", [[1] * 8, [3, 1, 4], [8], [2, 2, 2, 2]])
 @pytest.mark.parametrize("keep", [False, True])
@@ -307,7 +349,8 @@ def test_cached_steps_match_torch_over_the_whole_sequence(chunks, keep, capacity
     ours.keep_weights = keep
     for n in chunks:
         part = x[:, start:start + n]
-        got_self.append(ours(part, part, part, causal[start:start + n, :start + n], cache=self_cache))
+        # (1, n, keys): a 2-D slice of n == batch rows would be ambiguous, and refused
+        got_self.append(ours(part, part, part, causal[None, start:start + n, :start + n], cache=self_cache))
         got_cross.append(ours(part, mem, mem, padding(lengths, 6), cache=cross_cache))
         start += n
     ours.keep_weights = False

@@ -269,6 +269,47 @@ def test_resume_is_exact(tmp_path):
     assert a.scheduler.state_dict()["last_epoch"] == b.scheduler.state_dict()["last_epoch"] == 10
 
 
+
+def test_a_run_repeats_whatever_the_global_random_state():
+    "The same model and cfg.seed: the same losses after torch.manual_seed(1) or (2); the global generators stay put."
+    pairs = copy_task_pairs(300, COPY_VOCAB, COPY_LEN, seed=0)
+    cfg = small_cfg(steps=4, dropout=0.1)
+    mc = dataclasses.replace(cfg.model, src_vocab=COPY_VOCAB, tgt_vocab=COPY_VOCAB)
+
+    def losses(global_seed, run_seed=0):
+        torch.manual_seed(0)
+        model = make_model_from_config(mc)  # the initial weights are the caller's: the same each time
+        torch.manual_seed(global_seed)
+        before = torch.get_rng_state()
+        history = Trainer(model, pairs, dataclasses.replace(cfg, seed=run_seed)).fit()
+        assert torch.equal(torch.get_rng_state(), before)  # training drew from the run's own generators
+        return [r["loss"] for r in history]
+
+    assert losses(1) == losses(2)
+    assert losses(1) != losses(1, run_seed=1)  # ... and cfg.seed does choose the dropout masks (and the batches)
+
+
+@pytest.mark.parametrize("arch", ["ours", "torch"])
+def test_a_checkpoint_records_the_model_that_was_trained(tmp_path, arch):
+    "A Trainer run from Python with TrainConfig's default model (the base model) records the model it trained."
+    import annotated_transformer.torch_compare  # registers arch "torch"
+    mc = TransformerConfig(COPY_VOCAB, COPY_VOCAB, N=1, d_model=32, h=2, d_ff=64, dropout=0.0)
+    torch.manual_seed(0)
+    model = build_model(mc, arch)
+    cfg = TrainConfig(warmup=10, max_tokens=200, steps=2, log_every=1, eval_every=0, device="cpu", progress=False)
+    assert cfg.model.d_model == 512 and cfg.model.N == 6  # the paper's base model: not what is trained here
+    trainer = Trainer(model, copy_task_pairs(50, COPY_VOCAB, COPY_LEN, seed=0), cfg, out_dir=tmp_path)
+    trainer.fit()
+    ckpt = torch.load(find_checkpoint(tmp_path), weights_only=True)
+    recorded = ckpt["train_config"]
+    assert recorded["arch"] == arch == ckpt["model_config"].get("arch", "ours")
+    assert recorded["model"] == {k: v for k, v in ckpt["model_config"].items() if k not in ("src_vocab", "tgt_vocab", "arch")}
+    assert (recorded["model"]["N"], recorded["model"]["d_model"]) == (1, 32)
+    # the record is a valid training config, and rebuilds the model that was trained
+    again = TrainConfig.from_dict(recorded)
+    assert dataclasses.replace(again.model, src_vocab=COPY_VOCAB, tgt_vocab=COPY_VOCAB) == mc
+    assert trainer.cfg.to_dict() == recorded and cfg.model.d_model == 512  # the caller's cfg is left as it was
+
 def test_checkpoint_contents_are_plain(tmp_path):
     tr = small_trainer(out_dir=tmp_path, keep_last=2, checkpoint_every=2, steps=8)
     tr.fit()
@@ -412,8 +453,9 @@ def test_trainer_makes_the_updates_of_the_plain_loop(dropout):
         torch.manual_seed(0)
         trainer = Trainer(make_model_from_config(mc), pairs, cfg)
         records = trainer.fit(8)
-        torch.manual_seed(0)  # the same initial weights, and the same dropout masks in the same order
+        torch.manual_seed(0)  # the same initial weights ...
         plain = make_model_from_config(mc)
+        torch.manual_seed(cfg.seed)  # ... and the same dropout masks: the trainer's generators start at cfg.seed
         sampler = TokenBatchSampler(pairs, cfg.max_tokens, seed=cfg.seed)  # the batches the trainer drew
         batches = [make_batch([pairs[i] for i in idx]) for idx in itertools.islice(sampler, 8)]
         optimizer, scheduler = make_optimizer(plain, mc.d_model, cfg.warmup, cfg.lr_factor,
