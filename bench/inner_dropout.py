@@ -29,30 +29,31 @@ from provenance import cpu_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "bench" / "results" / "inner_dropout.json"
-# two-sided 95 % quantiles of Student's t for 1-12 degrees of freedom (any t table; tests/test_bench_stats.py
-# checks them against the t density)
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179}
+
+
+def _stats():
+    "bench/stats.py, the experiments' statistics helper, loaded by its path (bench/ is not a package)."
+    import importlib.util
+    if "bench_stats" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("bench_stats", Path(__file__).with_name("stats.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_stats"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["bench_stats"]
+
+
+def _record(iv) -> dict:
+    return {"mean": iv.mean, "se": iv.se, "df": iv.df, "ci95": [iv.low, iv.high]}
 
 
 def paired_interval(a: list[float], b: list[float]) -> dict:
     "Mean of b - a over paired seeds, with its standard error and 95 % t interval (n - 1 degrees of freedom)."
-    d = [y - x for x, y in zip(a, b, strict=True)]
-    n = len(d)
-    se = statistics.stdev(d) / math.sqrt(n)
-    half = T975[n - 1] * se
-    return {"mean": statistics.mean(d), "se": se, "df": n - 1, "ci95": [statistics.mean(d) - half,
-                                                                        statistics.mean(d) + half]}
+    return _record(_stats().paired(a, b))
 
 
 def pooled_interval(a: list[float], b: list[float]) -> dict:
     "mean(b) - mean(a) for independent seeds, with the pooled-variance 95 % t interval (n_a + n_b - 2 d.o.f.)."
-    na, nb = len(a), len(b)
-    pooled = ((na - 1) * statistics.variance(a) + (nb - 1) * statistics.variance(b)) / (na + nb - 2)
-    se = math.sqrt(pooled * (1 / na + 1 / nb))
-    diff = statistics.mean(b) - statistics.mean(a)
-    half = T975[na + nb - 2] * se
-    return {"mean": diff, "se": se, "df": na + nb - 2, "ci95": [diff - half, diff + half]}
+    return _record(_stats().student(a, b))
 
 
 def dev_perplexity(model, pairs) -> float:

@@ -5,6 +5,7 @@ Every difference is *variant minus base* (or *b minus a*), with a t-based 95 % c
 
     paired(base, variant)         seed by seed: the mean of the differences, SE = sd/sqrt(n), n - 1 degrees of freedom
     welch(a, b)                   independent samples: Welch's SE and Welch-Satterthwaite degrees of freedom
+    student(a, b)                 independent samples with one pooled variance, n_a + n_b - 2 degrees of freedom
     one_run(base, value)          a single run against several base runs: the prediction interval of one more base
                                   run, SE = sd(base) * sqrt(1 + 1/n), n - 1 degrees of freedom
     pooled_paired(rows)           several rows paired with the same base: one variance of the differences pooled over
@@ -38,7 +39,7 @@ class Interval:
     low: float
     high: float
     n: int  # pairs (paired) or the smaller sample (Welch)
-    kind: str  # 'paired', 'welch', 'pooled paired' or 'one run'
+    kind: str  # 'paired', 'welch', 'student', 'pooled paired' or 'one run'
 
     @property
     def t(self) -> float:
@@ -123,6 +124,19 @@ def one_run(base, value: float, level: float = LEVEL) -> Interval:
         raise ValueError(f"one run is judged against the spread of two or more base runs, got {len(base)}")
     se = statistics.stdev(base) * math.sqrt(1 + 1 / len(base))
     return _interval(float(value) - statistics.mean(base), se, len(base) - 1, 1, "one run", level)
+
+
+def student(a, b, level: float = LEVEL) -> Interval:
+    """mean(b) - mean(a) for independent samples assumed to spread alike: one variance pooled from both,
+    SE = s_pooled * sqrt(1/n_a + 1/n_b), on n_a + n_b - 2 degrees of freedom (Student's two-sample t)."""
+    a, b = _values(a), _values(b)
+    if len(a) < 2 or len(b) < 2 or len(a) + len(b) < 3:
+        raise ValueError(f"a pooled two-sample interval needs two or more values on each side, "
+                         f"got {len(a)} and {len(b)}")
+    df = len(a) + len(b) - 2
+    var = ((len(a) - 1) * statistics.variance(a) + (len(b) - 1) * statistics.variance(b)) / df
+    se = math.sqrt(var * (1 / len(a) + 1 / len(b)))
+    return _interval(statistics.mean(b) - statistics.mean(a), se, df, min(len(a), len(b)), "student", level)
 
 
 def pooled_variance(rows: dict[str, list[float]]) -> tuple[float, int]:

@@ -61,6 +61,14 @@ def test_one_run_by_hand():
     assert iv.low == pytest.approx(2.4 - 4.3027 * math.sqrt(4 / 3), abs=1e-4) and not iv.excludes_zero()
 
 
+def test_student_by_hand_and_against_scipy():
+    iv = S.student([1.0, 3.0], [4.0, 6.0, 8.0])  # variances 2 and 4: pooled (2 + 8) / 3 on 3 degrees of freedom
+    se = math.sqrt(10 / 3 * (1 / 2 + 1 / 3))
+    assert iv.mean == pytest.approx(4.0) and iv.se == pytest.approx(se) and iv.df == 3
+    ref = scipy_stats.ttest_ind([4.0, 6.0, 8.0], [1.0, 3.0], equal_var=True).confidence_interval(0.95)
+    assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high), rel=1e-12)
+
+
 def test_pooled_by_hand():
     rows = {"x": ([0, 0, 0], [1, 2, 3]), "y": ([0, 0, 0], [0, 2, 4])}  # differences sd 1 and 2, means 2 and 2
     ivs = S.pooled_paired(rows)
