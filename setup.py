@@ -42,7 +42,8 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]) + [cfg["lib_name"] + ".corpora"],
     package_dir={"": "."},  # a flat layout, declared: the editable install is then a plain .pth entry, without warnings
     include_package_data=True,
-    package_data={cfg["lib_name"] + ".corpora": ["*.txt", "*.md"]},  # the Tatoeba pairs and their attribution
+    package_data={cfg["lib_name"]: ["py.typed"],  # PEP 561: the package's type hints are for its users too
+                  cfg["lib_name"] + ".corpora": ["*.txt", "*.md"]},  # the Tatoeba pairs and their attribution
     python_requires=">=" + cfg["min_python"],
     install_requires=requirements,
     extras_require=extras,

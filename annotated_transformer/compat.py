@@ -5,9 +5,13 @@
 # %% ../nbs/09d_compat.ipynb #b0b9bbcf
 from __future__ import annotations
 
+import sys
+import warnings
+
 # %% auto #0
 __all__ = ['RENAMED_MODEL_KEYS', 'FLAT_MODEL_KEYS', 'COPY_KEYS', 'SAVED_MODEL_FIELDS', 'ADDED_MODEL_FIELDS', 'OLD_MODEL_FLAGS',
-           'RENAMED_DATA_OPTIONS', 'upgrade_model_config', 'upgrade_train_config', 'upgrade_data_options']
+           'RENAMED_DATA_OPTIONS', 'warn_renamed', 'upgrade_model_config', 'upgrade_train_config',
+           'upgrade_data_options']
 
 # %% ../nbs/09d_compat.ipynb #bb712809
 # TransformerConfig fields that were renamed: old name -> field
@@ -33,10 +37,32 @@ OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"
 # the corpus builder's options that were renamed (chapter 09a2): old name -> option
 RENAMED_DATA_OPTIONS = {"max_len": "max_subwords"}
 
+# %% ../nbs/09d_compat.ipynb #c5399743
+# the old spellings already warned about in this process: each is said once
+_WARNED: set[str] = set()
+
+
+def warn_renamed(
+    old: str,  # the old spelling as typed: '--layers', "TrainConfig key 'layers'"
+    new: str,  # what to write instead
+) -> None:
+    ("A DeprecationWarning naming the old and the new spelling, once per old spelling and "
+     "process, pointed at the first caller outside the package: the line that typed it.")
+    if old in _WARNED:
+        return
+    _WARNED.add(old)
+    package = __name__.rpartition(".")[0] + "."  # (run in this notebook: ".", no module's prefix)
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(f"{old} is deprecated since annotated-transformer 0.2.0: write {new}; typed, "
+                  "it stops working in 0.3.0 (files saved by earlier releases still load)",
+                  DeprecationWarning, stacklevel=level)
+
 # %% ../nbs/09d_compat.ipynb #b0efcfb8
-def _rename(values: dict, renames: dict, source: str) -> dict:
-    ("`values` with each old key of `renames` under its new name; "
-     "an old and a new key that disagree are refused.")
+def _rename(values: dict, renames: dict, source: str, warn=None) -> dict:
+    ("`values` with each old key of `renames` under its new name; an old and a new key that "
+     "disagree are refused; `warn(old, new)`, if given, is called for each old key found.")
     out = {k: v for k, v in values.items() if k not in renames}
     for old, new in renames.items():
         if old in values:
@@ -44,16 +70,24 @@ def _rename(values: dict, renames: dict, source: str) -> dict:
                 raise ValueError(
                     f"{old}={values[old]!r} and {new}={values[new]!r} in {source} "
                     f"disagree: set {new} ({old} is its old name)")
+            if warn:
+                warn(old, new)
             out[new] = values[old]
     return out
+
+
+def _warner(kind: str):
+    "`warn(old, new)` for `_rename`: a DeprecationWarning for the old name of a `kind`."
+    return lambda old, new: warn_renamed(f"{kind} {old!r}", repr(new))
 
 
 def upgrade_model_config(
     values: dict,  # a saved TransformerConfig, e.g. a checkpoint's model_config
     source: str = "model config",  # names the file in an error
+    warn: bool = False,  # True: the names were typed, not read from a file (DeprecationWarning)
 ) -> dict:
     "The saved model settings with today's field names (and fields added since)."
-    out = _rename(values, RENAMED_MODEL_KEYS, source)
+    out = _rename(values, RENAMED_MODEL_KEYS, source, warn and _warner("the model setting"))
     if SAVED_MODEL_FIELDS <= out.keys():  # a saved configuration, not a partial one
         out = {**ADDED_MODEL_FIELDS, **out}
     return out
@@ -62,17 +96,24 @@ def upgrade_model_config(
 def upgrade_train_config(
     values: dict,  # saved run settings: a config.json or a checkpoint's train_config
     source: str = "config",  # names the file in an error
+    warn: bool = False,  # True: the names were typed, not read from a file (DeprecationWarning)
 ) -> dict:
     "The saved run settings in today's layout: model settings under 'model'."
     values = dict(values)
     old_copy = {key: values.pop(key) for key in COPY_KEYS if key in values}
+    for key in old_copy if warn else ():
+        warn_renamed(f"TrainConfig key {key!r}",
+                     f"data_options={{{COPY_KEYS[key]!r}: ...}} with data='copy'")
     if values.get("data", "copy") == "copy":
         options = {COPY_KEYS[k]: v for k, v in old_copy.items()}
         values["data_options"] = {**options, **values.get("data_options", {})}
+    elif values["data"] == "corpus" and isinstance(values.get("data_options"), dict):
+        values["data_options"] = upgrade_data_options(
+            values["data_options"], f"the data options of {source}", warn)
     model = values.get("model", {})
     if not isinstance(model, dict):
         return values  # TrainConfig.from_dict names the problem
-    model = upgrade_model_config(model, f"the model settings of {source}")
+    model = upgrade_model_config(model, f"the model settings of {source}", warn)
     for old, new in FLAT_MODEL_KEYS.items():
         if old in values:
             value = values.pop(old)
@@ -81,6 +122,9 @@ def upgrade_train_config(
                     f"{old}={value!r} and model.{new}={model[new]!r} in {source} disagree: "
                     f"set model.{new} ({old} is its name in settings saved before "
                     "TrainConfig held the model)")
+            if warn:
+                warn_renamed(f"TrainConfig key {old!r}",
+                             f"model.{new} (TrainConfig(model=TransformerConfig({new}=...)))")
             model[new] = value
     # the flat settings are a saved configuration's too
     return {**values, "model": upgrade_model_config(model, f"the model settings of {source}")}
@@ -89,6 +133,7 @@ def upgrade_train_config(
 def upgrade_data_options(
     options: dict,  # a run's data_options as given or saved
     source: str = "data options",  # names the file or flag in an error
+    warn: bool = False,  # True: the names were typed, not read from a file (DeprecationWarning)
 ) -> dict:
     "The corpus builder's options with today's names."
-    return _rename(options, RENAMED_DATA_OPTIONS, source)
+    return _rename(options, RENAMED_DATA_OPTIONS, source, warn and _warner("the data option"))

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import typing
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -28,7 +29,7 @@ from .batching import get_data_builder
 from .checkpoint import (RunWriteError, atomic_write_bytes, checkpoint_step,
                                               find_checkpoint, list_checkpoints, load_checkpoint)
 from .checks import one_line_warnings
-from .compat import OLD_MODEL_FLAGS
+from .compat import OLD_MODEL_FLAGS, warn_renamed
 from .copytask import copy_accuracy
 from .model import TransformerConfig, build_model
 from .runs import (LOCK_FILE, RunLock, StopSignals, Stopped, clear_run,
@@ -92,6 +93,12 @@ def _add_flag(group, flag: str, dest: str, kind, help: str) -> None:
     group.add_argument(flag, dest=dest, type=scalar[0], default=argparse.SUPPRESS,
                        metavar=scalar[0].__name__.upper(), help=help)
 
+class _OldFlag(argparse.Action):
+    "A flag of an earlier release: its value under today's name, its spelling noted for a warning."
+    def __call__(self, parser, namespace, value, option_string=None):
+        setattr(namespace, self.dest, value)
+        namespace.old_flags = [*getattr(namespace, "old_flags", []), self.option_strings[0]]
+
 def _add_model_flags(group, default: TransformerConfig) -> None:
     ("One flag per TransformerConfig field, under its own name (dest 'model.NAME'), "
      "with the old spellings unlisted.")
@@ -103,7 +110,7 @@ def _add_model_flags(group, default: TransformerConfig) -> None:
                   f"{help} (default: {getattr(default, name)})")
     for flag, name in OLD_MODEL_FLAGS.items():  # appendix 09d
         group.add_argument(flag, dest=f"model.{name}", type=int, default=argparse.SUPPRESS,
-                           help=argparse.SUPPRESS)
+                           action=_OldFlag, help=argparse.SUPPRESS)
 
 # %% ../nbs/07c_train_command.ipynb #3149e3e5
 def build_parser(config_class: type = TrainConfig) -> argparse.ArgumentParser:
@@ -188,6 +195,8 @@ def _run_config(out: Path) -> dict:
 def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
     ("Defaults ← (resumed run's settings) ← --config file ← flags; "
      "and the checkpoint to resume from (None: none yet).")
+    for flag in getattr(args, "old_flags", []):  # typed today: appendix 09d
+        warn_renamed(flag, "--" + OLD_MODEL_FLAGS[flag].replace("_", "-"))
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     flags = {k: v for k, v in vars(args).items() if k in names}
     model_flags = {
@@ -210,16 +219,17 @@ def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
         else:
             resume_from = find_checkpoint(target)
             saved = load_checkpoint(resume_from).get("train_config", {})
-    cfg = TrainConfig.from_dict(
-        {**saved, **from_file}, source=str(args.config) if args.config else "checkpoint"
-    )
+    # files: their old names are read silently (appendix 09d)
+    cfg = TrainConfig.from_dict({**saved, **from_file}, warn=False,
+                                source=str(args.config) if args.config else "checkpoint")
     values = cfg.to_dict()
     cfg = TrainConfig.from_dict({**values, **flags, "model": {**values["model"], **model_flags}},
                                 source="the command line")
     # (a checkpoint's settings may use the names from before TrainConfig.model:
     # compare them resolved)
     if saved:
-        before, now = TrainConfig.from_dict(saved, source="checkpoint").to_dict(), cfg.to_dict()
+        before = TrainConfig.from_dict(saved, source="checkpoint", warn=False).to_dict()
+        now = cfg.to_dict()
         changes = [
             (f"model.{k}", v, now["model"][k])
             for k, v in before.pop("model").items() if now["model"][k] != v
@@ -346,6 +356,9 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     out, made = Path(args.out), False
     try:
         with one_line_warnings(parser.prog), StopSignals() as stop, contextlib.ExitStack() as held:
+            # an old flag or data option typed (appendix 09d): said, where Python would hide it
+            warnings.filterwarnings("always", r".* is deprecated since annotated-transformer ",
+                                    DeprecationWarning)
             cfg, resume_from = resolve_config(args)
             if args.print_config:
                 print(json.dumps(cfg.to_dict(), indent=2))

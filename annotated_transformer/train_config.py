@@ -186,10 +186,16 @@ def validate(self: TrainConfig) -> TrainConfig:
 
 # %% ../nbs/07a_config.ipynb #6d7abd81
 @patch(cls_method=True)
-def from_dict(cls: TrainConfig, values: dict, source: str = "config") -> TrainConfig:
+def from_dict(
+    cls: TrainConfig,
+    values: dict,
+    source: str = "config",  # names the dict in an error: a file, "the command line"
+    warn: bool = True,  # False for a file: its old names are read without a DeprecationWarning
+) -> TrainConfig:
     ("A validated config from a dict; unknown keys are errors (with a suggestion). "
      "The model's settings go under 'model'.")
-    values = upgrade_train_config(values, source)  # names saved by earlier releases (appendix 09d)
+    # names of earlier releases (appendix 09d): brought up to date, with a warning if typed
+    values = upgrade_train_config(values, source, warn)
     model = values.pop("model", {})
     if not isinstance(model, dict):
         raise ValueError(f"model in {source} must be an object of TransformerConfig fields, "

@@ -88,7 +88,7 @@ def recipe_differences(args: str, train: dict) -> dict:
     from annotated_transformer.train_command import build_parser, resolve_config
     from annotated_transformer.train_config import TrainConfig
     mine = resolve_config(build_parser().parse_args(shlex.split(args) + ["--seed", str(train["seed"])]))[0].to_dict()
-    ran = TrainConfig.from_dict(train, source="a results file").to_dict()
+    ran = TrainConfig.from_dict(train, source="a results file", warn=False).to_dict()  # a file: no warning
     for config in (mine, ran):
         config.pop("log_every")
         text = display_command(_options_text(config["data_options"]))

@@ -1,0 +1,102 @@
+"""The package as an engineer imports it: `__all__` is its public interface, every exception it raises is importable
+from the top, it ships its type hints (PEP 561's `py.typed`), and its version is the one settings.ini releases."""
+import ast
+import configparser
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import annotated_transformer
+
+REPO = Path(__file__).resolve().parents[1]
+PKG = REPO / "annotated_transformer"
+
+
+def submodules() -> list:
+    return [importlib.import_module(f"annotated_transformer.{m.name}")
+            for m in pkgutil.iter_modules(annotated_transformer.__path__) if not m.name.startswith("_")]
+
+
+def test_every_name_in_all_exists_once():
+    names = annotated_transformer.__all__
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    missing = [n for n in names if not hasattr(annotated_transformer, n)]
+    assert not missing, missing
+
+
+def test_all_lists_every_name_the_package_imports():
+    "Each name that __init__.py imports is public, and so listed (a name imported but not listed would be a slip)."
+    tree = ast.parse((PKG / "__init__.py").read_text(encoding="utf-8"))
+    imported = {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert imported == set(annotated_transformer.__all__), (
+        f"imported, not listed: {sorted(imported - set(annotated_transformer.__all__))}; "
+        f"listed, not imported: {sorted(set(annotated_transformer.__all__) - imported)}")
+
+
+def test_star_import_gives_exactly_all():
+    namespace = {}
+    exec("from annotated_transformer import *", namespace)
+    assert set(namespace) - {"__builtins__"} == set(annotated_transformer.__all__)
+
+
+def test_attention_is_the_function_not_the_module():
+    from annotated_transformer import attention
+    assert inspect.isfunction(attention) and attention.__module__ == "annotated_transformer.attention"
+
+
+def test_every_exception_of_a_submodule_is_exported():
+    "A user catches what the package raises: each exception class a submodule lists in its __all__ is at the top."
+    exceptions = {name: obj for module in submodules() for name in getattr(module, "__all__", [])
+                  if inspect.isclass(obj := getattr(module, name)) and issubclass(obj, BaseException)
+                  and obj.__module__ == module.__name__}
+    assert {"RunWriteError", "StepOutOfMemory", "RunLocked", "Stopped"} <= set(exceptions)
+    missing = [name for name, obj in exceptions.items() if getattr(annotated_transformer, name, None) is not obj]
+    assert not missing, f"exceptions not exported by annotated_transformer: {missing}"
+    assert set(exceptions) <= set(annotated_transformer.__all__)
+
+
+def test_the_names_users_need_are_exported():
+    for name in ["StepOutOfMemory", "init_distributed", "unwrap", "init_weights", "transformer_parameter_count",
+                 "RotaryPositions", "RunWriteError", "check_2d_mask"]:
+        assert name in annotated_transformer.__all__, name
+
+
+def test_exported_names_are_the_submodules_objects():
+    "What the top offers is the object a submodule defines (no stale copies); every one is in some module's __all__."
+    listed = {}  # name -> the objects of that name in the submodules' __all__ (chapter 00b reuses the names)
+    for module in submodules():
+        for name in getattr(module, "__all__", []):
+            listed.setdefault(name, []).append(getattr(module, name))
+    unlisted = [n for n in annotated_transformer.__all__ if n not in listed]
+    assert not unlisted, f"in no submodule's __all__: {unlisted}"
+    stale = [n for n in annotated_transformer.__all__
+             if not any(getattr(annotated_transformer, n) is obj for obj in listed[n])]
+    assert not stale, stale
+
+
+def test_py_typed_is_there_and_declared():
+    assert (PKG / "py.typed").is_file() and (PKG / "py.typed").read_bytes() == b""
+    assert '["py.typed"]' in (REPO / "setup.py").read_text(encoding="utf-8")
+
+
+def test_version_is_the_released_one():
+    cfg = configparser.ConfigParser(delimiters=["="])
+    cfg.read(REPO / "settings.ini", encoding="utf-8")
+    version = cfg["DEFAULT"]["version"]
+    assert annotated_transformer.__version__ == version
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"## [{version}] - " in changelog, f"CHANGELOG.md has no section for {version}"
+
+
+def test_a_wheel_ships_py_typed_and_the_version(tmp_path):
+    "An installed (not editable) package is typed only if setup.py ships py.typed: build a wheel and look inside."
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("annotated_transformer-*.whl")
+    assert wheel.name.startswith(f"annotated_transformer-{annotated_transformer.__version__}-")
+    assert "annotated_transformer/py.typed" in zipfile.ZipFile(wheel).namelist()
