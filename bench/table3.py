@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import math
 import os
@@ -481,76 +482,88 @@ def paper_direction(variant: str, metric: str) -> str:
     return "better" if a > b else "worse"
 
 
-def verdict(base_values, values, paper: str, lower_is_better: bool, z: float = 2.0, one_seed: bool = False) -> dict:
-    """Does the miniature's change (VALUES against BASE_VALUES) go the paper's way?
-
-    Values are lists (one number per seed) or {seed: number}. With two or more seeds in common the comparison is
-    paired: the variant and the base model of the same seed share the order of the batches and, where the shapes
-    agree, the initial weights, so the difference is taken seed by seed and its standard error is that of the mean
-    of those differences. Otherwise the means are compared, with the standard error from both spreads.
-    The difference counts as real when it exceeds Z standard errors. Then: 'reproduces' when its direction is
-    the paper's, 'contradicts' when it is the opposite or when the paper saw no difference; a difference within
-    the noise 'reproduces' a paper's 'same', and otherwise is 'within noise'. One seed on a side: 'too few seeds',
-    unless ONE_SEED allows a single run of the variant against a base of two or more seeds: its difference from the
-    base's mean then has the standard error of one more base run, sd(base) * sqrt(1 + 1/n)."""
-    common = sorted(set(base_values) & set(values)) if isinstance(values, dict) and isinstance(base_values, dict) else []
-    if len(common) >= 2:
-        diffs = [values[s] - base_values[s] for s in common]
-        diff, se, paired = statistics.mean(diffs), statistics.stdev(diffs) / math.sqrt(len(diffs)), len(diffs)
-    else:
-        base_list = list(base_values.values()) if isinstance(base_values, dict) else list(base_values)
-        value_list = list(values.values()) if isinstance(values, dict) else list(values)
-        diff, paired = statistics.mean(value_list) - statistics.mean(base_list), 0
-        if one_seed and len(value_list) == 1 and len(base_list) >= 2:
-            se = statistics.stdev(base_list) * math.sqrt(1 + 1 / len(base_list))
-        elif len(value_list) < 2 or len(base_list) < 2:
-            return {"diff": diff, "se": float("nan"), "paired": 0, "direction": "?", "verdict": "too few seeds"}
-        else:
-            se = math.sqrt(statistics.variance(value_list) / len(value_list)
-                           + statistics.variance(base_list) / len(base_list))
-    if abs(diff) <= z * se:
-        direction = "same"
-    else:
-        direction = "better" if (diff < 0) == lower_is_better else "worse"
-    if paper == NOT_IN_PAPER:  # row F: the change itself, measured, with no claim of the paper to test
-        word = {"same": "within noise", "better": "better", "worse": "worse"}[direction]
-    elif direction == "same":
-        word = "reproduces" if paper == "same" else "within noise"
-    else:
-        word = "reproduces" if direction == paper else "contradicts"
-    return {"diff": diff, "se": se, "paired": paired, "direction": direction, "verdict": word}
+def _stats():
+    "bench/stats.py (the experiments' statistics helper), loaded by its path: bench/ is not a package."
+    name = "bench_stats"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("stats.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # before running it: its dataclass looks its module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
-def trends(records: list[dict], one_seed: bool = False) -> list[dict]:
-    """For every variant run with the base: the paper's direction and the miniature's verdict (paired by seed),
-    on dev perplexity, greedy BLEU and BLEU of beam 4 over averaged checkpoints. ONE_SEED: judge a variant run
-    with one seed against the base's spread (see `verdict`)."""
-    base = [r for r in records if r["variant"] == "base"]
+# the three numbers of a run that the verdicts compare: (name, value of a record, lower is better)
+METRICS = (("ppl", lambda r: r["dev_ppl"], True), ("bleu", lambda r: r["greedy"]["bleu"], False),
+           ("bleu_beam", lambda r: r["beam4_avg5"]["bleu"], False))
+
+
+def margin(metric: str, base_mean: float) -> float:
+    "The paper's resolution on METRIC, in our units: 1 % of the base model's perplexity, or 0.2 BLEU."
+    return SAME_PPL * base_mean if metric == "ppl" else SAME_BLEU
+
+
+def trends(records: list[dict]) -> list[dict]:
+    """For every variant run with the base model, on dev perplexity, greedy BLEU and BLEU of beam 4 over averaged
+    checkpoints: the paper's direction, the difference variant minus base with two 95 % intervals, and the verdict
+    of each (bench/stats.py: reproduces, contradicts, inconclusive or same).
+
+    - 'row_interval': from the row's own seeds, paired by seed (a variant and the base model of the same seed share
+      the order of the batches and, where the shapes agree, the initial weights), on n - 1 degrees of freedom; a
+      row run with one seed is judged against the spread of the base's seeds (one more base run).
+    - 'interval' (the verdict's): paired by seed as well, with the variance of the differences pooled over every
+      row that has two or more paired seeds, on the sum of their degrees of freedom. This assumes the rows'
+      differences spread alike; the rows share their base runs, so their errors are not independent.
+    'diff' and 'se' are those of 'interval'."""
+    S = _stats()
+    base = {r["seed"]: r for r in records if r["variant"] == "base"}
+    if len(base) < 2:
+        return []
+    rows = {name: {r["seed"]: r for r in records if r["variant"] == name} for name in ROW_ORDER[1:]}
+    rows = {name: runs for name, runs in rows.items() if runs}
+    pooled = {}
+    for metric, get, _ in METRICS:
+        paired_rows = {name: ({s: get(r) for s, r in base.items()}, {s: get(r) for s, r in runs.items()})
+                       for name, runs in rows.items() if len(set(runs) & set(base)) >= 2}
+        pooled[metric] = S.pooled_paired(paired_rows) if paired_rows else {}
     out = []
-    for name in ROW_ORDER[1:]:
-        runs = [r for r in records if r["variant"] == name]
-        if not runs or not base:
-            continue
+    for name, runs in rows.items():
         line = {"variant": name, "row": VARIANTS[name].row, "change": VARIANTS[name].paper}
-        for metric, get, lower in (("ppl", lambda r: r["dev_ppl"], True), ("bleu", lambda r: r["greedy"]["bleu"], False),
-                                   ("bleu_beam", lambda r: r["beam4_avg5"]["bleu"], False)):
+        for metric, get, lower in METRICS:
+            b, v = {s: get(r) for s, r in base.items()}, {s: get(r) for s, r in runs.items()}
             paper = paper_direction(name, "ppl" if metric == "ppl" else "bleu")
-            line[metric] = {"paper": paper, **verdict({r["seed"]: get(r) for r in base}, {r["seed"]: get(r) for r in runs},
-                                                      paper, lower, one_seed=one_seed)}
+            m = margin(metric, statistics.mean(b.values()))
+            if len(set(b) & set(v)) >= 2:
+                row_iv = S.paired(b, v)
+            elif len(v) == 1:
+                row_iv = S.one_run(list(b.values()), next(iter(v.values())))
+            else:  # several seeds, none shared with the base: not a comparison this table makes
+                line[metric] = {"paper": paper, "verdict": "unpaired seeds"}
+                continue
+            iv = pooled[metric].get(name, row_iv)
+            line[metric] = {"paper": paper, "margin": m, "diff": iv.mean, "se": iv.se, "interval": iv,
+                            "verdict": S.verdict(iv, paper, m, lower), "row_interval": row_iv,
+                            "row_verdict": S.verdict(row_iv, paper, m, lower)}
         out.append(line)
     return out
 
 
 def format_trends(lines: list[dict]) -> str:
-    "The verdicts as text: dev perplexity, and BLEU of beam 4 over averaged checkpoints (Δ: variant minus base)."
-    head = (f"{'variant':10} {'paper: change':30} │ {'ppl: paper':>10} {'ours: Δ ± se':>14} {'verdict':>12} │ "
-            f"{'BLEU: paper':>11} {'ours: Δ ± se':>13} {'verdict':>12}")
+    """The verdicts as text: dev perplexity and BLEU of beam 4 over averaged checkpoints, each difference (variant
+    minus base) with its 95 % interval; '*' marks a verdict that the row's own seeds alone would not give."""
+    head = (f"{'variant':10}│ {'ppl: paper':>12} {'Δ [95 % interval]':>22} {'verdict':>13} │ "
+            f"{'BLEU: paper':>12} {'Δ [95 % interval]':>22} {'verdict':>13}")
     out = [head, "─" * len(head)]
     for line in lines:
-        p, b = line["ppl"], line["bleu_beam"]
-        out.append(f"{line['variant']:10} {line['change'][:30]:30} │ {p['paper']:>10} "
-                   f"{p['diff']:+6.1f} ± {p['se']:5.1f} {p['verdict']:>12} │ {b['paper']:>11} "
-                   f"{b['diff']:+5.2f} ± {b['se']:4.2f} {b['verdict']:>12}")
+        cells = []
+        for metric, digits in (("ppl", 1), ("bleu_beam", 2)):
+            c = line[metric]
+            if "interval" not in c:
+                cells.append(f"{c['paper']:>12} {'':22} {c['verdict']:>13}")
+                continue
+            mark = "*" if c["row_verdict"] != c["verdict"] else " "
+            cells.append(f"{c['paper']:>12} {c['interval'].text(digits):>22} {c['verdict']:>12}{mark}")
+        out.append(f"{line['variant']:10}│ {cells[0]} │ {cells[1]}")
     return "\n".join(out)
 
 
