@@ -1,4 +1,5 @@
 """The Chinese edition (tools/book_i18n.py): its catalogs, its glossary, and the checks that keep it in step."""
+import copy
 import importlib.util
 import re
 import sys
@@ -46,7 +47,8 @@ def test_every_translation_keeps_the_markup_and_follows_the_glossary():
         for m in i18n._read(path):
             if m.id and m.string:
                 problems += [f"{chapter}: {p}: {m.id[:60]!r}" for p in i18n.markup_problems(m.id, m.string)
-                             + i18n.glossary_problems(chapter, m.id, m.string, GLOSSARY)]
+                             + i18n.glossary_problems(chapter, m.id, m.string, GLOSSARY)
+                             + i18n.style_problems(m.id, m.string, GLOSSARY)]
     assert not problems, "\n".join(problems[:20])
 
 
@@ -89,7 +91,7 @@ def test_check_names_the_chapter_and_the_message_of_every_problem(tmp_path, monk
     english = {"Attention weights sum to one.": "", "A new English sentence.": "", "A changed sentence.": ""}
     _write(pot / "nbs" / "01_attention.pot", english)
     _write(locales / "zh_CN" / "LC_MESSAGES" / "nbs" / "01_attention.po",
-           {"Attention weights sum to one.": "注意力（attention）权重之和为一。", "A changed sentence.": "改过的句子。",
+           {"Attention weights sum to one.": "注意力权重（attention weights）之和为一。", "A changed sentence.": "改过的句子。",
             "An old sentence.": "旧句子。"}, fuzzy={"A changed sentence."})
     monkeypatch.setattr(i18n, "LOCALES", locales)
     monkeypatch.setattr(i18n, "toc_captions", lambda: [])
@@ -145,12 +147,140 @@ def test_part_captions_are_replaced_in_the_written_pages(tmp_path):
     assert page.read_text(encoding="utf-8") == '<p class="caption"><span class="caption-text">附录</span></p><p>Appendix</p>'
 
 
-def test_every_chapter_gives_the_english_of_each_term_it_uses_once():
-    problems = [f"{chapter}: {p}" for chapter, path in CATALOGS.items()
-                for p in i18n.gloss_problems(chapter, [m for m in i18n._read(path) if m.id and m.string], GLOSSARY)]
+def _messages(**chapters) -> dict[str, list]:
+    "{chapter: [Message]} from {chapter: {English: Chinese}} (a chapter's / written as __)."
+    from babel.messages.catalog import Message
+    return {name.replace("__", "/"): [Message(en, zh) for en, zh in msgs.items()] for name, msgs in chapters.items()}
+
+
+def test_the_real_glosses_follow_the_rule():
+    chapters = {chapter: [m for m in i18n._read(path) if m.id and m.string] for chapter, path in CATALOGS.items()}
+    problems = i18n.gloss_problems(chapters, GLOSSARY)
     assert not problems, "\n".join(problems)
     # and the check notices a chapter where the English never appears
-    messages = [m for m in i18n._read(CATALOGS["nbs/06c_copy_task"]) if m.id and m.string]
-    for m in messages:
+    chapters["nbs/06c_copy_task"] = [copy.copy(m) for m in chapters["nbs/06c_copy_task"]]
+    for m in chapters["nbs/06c_copy_task"]:
         m.string = m.string.replace("（greedy decoding）", "")
-    assert "never given as 贪心解码（greedy decoding）" in " ".join(i18n.gloss_problems("nbs/06c_copy_task", messages, GLOSSARY))
+    assert "nbs/06c_copy_task: glossary: 'greedy decoding' is used but never given as 贪心解码（greedy decoding）" in \
+        " ".join(i18n.gloss_problems(chapters, GLOSSARY))
+
+
+def test_an_everyday_term_is_glossed_once_in_the_book():
+    assert {t["en"] for t in GLOSSARY["terms"] if t.get("gloss") == "book"} >= {"batch", "seed", "gradient",
+                                                                               "checkpoint", "token"}
+    order = ["nbs/a", "nbs/b"]
+    en = "Each batch holds sentences of similar length."
+    first, later = "每个批量（batch）包含长度相近的句子。", "每个批量包含长度相近的句子。"
+    assert i18n.gloss_problems(_messages(nbs__a={en: first}, nbs__b={en: later}), GLOSSARY, order, {}) == []
+    glossed_again = i18n.gloss_problems(_messages(nbs__a={en: first}, nbs__b={en: first}), GLOSSARY, order, {})
+    assert glossed_again == ["nbs/b: glossary: 'batch' is glossed once in the book (in nbs/a), not again here: "
+                             "'批量（batch）': 'Each batch holds sentences of similar length.'"]
+    never = i18n.gloss_problems(_messages(nbs__a={en: later}, nbs__b={en: later}), GLOSSARY, order, {})
+    assert never == ["nbs/a: glossary: 'batch' is first used in the book here but never given as 批量（batch）"]
+    # a technical term is still glossed in every chapter that uses it
+    en = "The decoder reads the encoder's output."
+    zh = "解码器（decoder）读取编码器（encoder）的输出。"
+    assert i18n.gloss_problems(_messages(nbs__a={en: zh}, nbs__b={en: zh}), GLOSSARY, order, {}) == []
+    assert "nbs/b: glossary: 'decoder' is used but never given" in " ".join(i18n.gloss_problems(
+        _messages(nbs__a={en: zh}, nbs__b={en: zh.replace("（decoder）", "")}), GLOSSARY, order, {}))
+
+
+def test_no_gloss_in_a_heading_and_none_that_splits_a_compound():
+    heading, body = "The decoder", "The decoder reads the encoder's output."
+    ok = {heading: "解码器", body: "解码器（decoder）读取编码器（encoder）的输出。"}
+    titles = {"nbs/a": [heading]}
+    assert i18n.gloss_problems(_messages(nbs__a=ok), GLOSSARY, ["nbs/a"], titles) == []
+    in_heading = i18n.gloss_problems(_messages(nbs__a={**ok, heading: "解码器（decoder）"}), GLOSSARY, ["nbs/a"], titles)
+    assert in_heading == ["nbs/a: glossary: no gloss in a heading or subtitle ('decoder'): 'The decoder'"]
+    # the gloss follows the whole compound
+    en = "Training is gradient descent on the loss."
+    split = i18n.gloss_problems(_messages(nbs__a={en: "训练就是在损失上做梯度（gradient）下降。"}), GLOSSARY, ["nbs/a"], {})
+    assert split == ["nbs/a: glossary: a gloss splits a compound (梯度（gradient）下…): gloss the whole of it: "
+                     "'Training is gradient descent on the loss.'"]
+    whole = i18n.gloss_problems(_messages(nbs__a={en: "训练就是在损失上做梯度下降（gradient descent）。"}), GLOSSARY,
+                                ["nbs/a"], {})
+    assert whole == []
+    # a gloss before a particle, or a word that makes no compound with the term, splits nothing
+    en = "The gradient of the loss is zero."
+    assert i18n.gloss_problems(_messages(nbs__a={en: "损失的梯度（gradient）为零。"}), GLOSSARY, ["nbs/a"], {}) == []
+
+
+def test_the_page_titles_are_read_from_the_notebook():
+    titles = i18n.page_titles("nbs/06_model")
+    assert titles[0] == "The full model" and titles[1].startswith("Paper: §3 (model architecture)")
+    assert "Exercises" in titles and i18n.page_titles("nbs/no_such_page") == []
+    assert i18n.reading_order()[:3] == ["nbs/00_introduction", "nbs/00b_one_page", "nbs/01_attention"]
+
+
+def test_the_house_style():
+    def style(zh, en="An English message with words."):
+        return i18n.style_problems(en, zh, GLOSSARY)
+    assert style("**预期结果：** 权重之和为 1，约 65% 的行是这样。") == []
+    assert style("**预期结果**：权重之和为 1。") == ["bold label: the colon goes inside the bold, then a space: **预期结果：** "]
+    assert style("**预期结果：**权重之和为 1。") == ["bold label: a space after **预期结果：**"]
+    assert style("约 65 % 的行。") == ["percent: 65%, no space and no full-width ％"]
+    assert style("约 65％ 的行。") == ["percent: 65%, no space and no full-width ％"]
+    assert style("代码 `f\"{x:.0f} %\"` 照原样。") == []  # code is shared with the English edition
+    assert style("批量（大小为 1,000 个词元（token））。") == ["nested parentheses: （…（…）…） (gloss elsewhere, or reword)"]
+    assert style("批量（大小为 1,000 个词元（token））。", "A batch (of (nested) tokens).") == []  # as nested as the English
+    assert style("见 `f(g(x))`（第 03 章）。") == []  # parentheses in code do not count
+
+
+def test_a_displayed_formula_keeps_its_math_and_translates_its_words():
+    en = r"q \cdot k = \sum_{i=1}^{d_k} q_i k_i \quad\text{has mean } 0 \text{ and variance } d_k ."
+    zh = r"q \cdot k = \sum_{i=1}^{d_k} q_i k_i \quad\text{均值为 } 0 \text{，方差为 } d_k ."
+    assert i18n.style_problems(en, zh, GLOSSARY) == []
+    assert i18n.style_problems(en, en, GLOSSARY) == ["formula: English words in \\text{} ('has mean and variance'): "
+                                                     "translate them"]
+    assert i18n.style_problems(en, zh.replace("d_k .", "d_v ."), GLOSSARY) == [
+        "formula: only the words in \\text{} may change, the math stays the English one"]
+    # sub- and superscript labels, acronyms and the names of formula_keep stay
+    label = r"d_{\text{model}} \cdot \text{BLEU} + \text{FLOPs} + \sum_{m=1}^{\text{accum}} \text{rank } r"
+    assert i18n.style_problems(label, label, GLOSSARY) == []
+    assert i18n.formula_words(label) == ["BLEU", "FLOPs", "rank "]
+
+
+def test_a_link_to_a_chapter_gives_its_chinese_title():
+    titles = {"nbs/09b_translate": ["Translating for real"], "nbs/08_decoding": ["Decoding"]}
+    messages = {"nbs/09b_translate": {"Translating for real": "真正动手翻译"},
+                "nbs/08_decoding": {"Next, [Translating for real](09b_translate.ipynb) decodes.":
+                                    "接下来，[实战翻译](09b_translate.ipynb)进行解码。"}}
+    assert i18n.title_problems(messages, titles) == [
+        "nbs/08_decoding: title: a link to nbs/09b_translate gives its title '真正动手翻译', not ['实战翻译']: "
+        "'Next, [Translating for real](09b_translate.ipynb) decodes.'"]
+    messages["nbs/08_decoding"] = {k: v.replace("实战翻译", "真正动手翻译") for k, v in messages["nbs/08_decoding"].items()}
+    assert i18n.title_problems(messages, titles) == []
+
+
+def test_a_message_shared_by_chapters_has_one_translation():
+    en = "Each exercise changes one thing and measures the effect."
+    messages = {"nbs/06_model": {en: "每个练习只改动一处，并测量其效果。"},
+                "nbs/06b_batches": {en: "每个练习只改变一件事，并测量其效果。"}}
+    assert i18n.consistency_problems(messages) == [
+        "nbs/06b_batches: translated otherwise than in nbs/06_model ('每个练习只改动一处，并测量其效果。'): "
+        "'Each exercise changes one thing and measures the effect.'"]
+    messages["nbs/06b_batches"][en] = messages["nbs/06_model"][en]
+    assert i18n.consistency_problems(messages) == []
+
+
+def test_the_real_catalogs_cite_titles_and_shared_messages_alike():
+    messages = {chapter: {m.id: m.string for m in i18n._read(path) if m.id and m.string}
+                for chapter, path in CATALOGS.items()}
+    titles = {chapter: i18n.page_titles(chapter) for chapter in CATALOGS}
+    problems = i18n.title_problems(messages, titles) + i18n.consistency_problems(messages)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_new_terms_are_one_vocabulary():
+    terms = {t["en"]: t for t in GLOSSARY["terms"]}
+    assert terms["the Harvard notebook"]["zh"] == "哈佛笔记本" and terms["post-norm"]["zh"] == "后置归一化"
+    assert terms["pre-norm"]["zh"] == "前置归一化"
+    title = i18n._read(CATALOGS["nbs/09b_translate"])["Translating for real"].string
+    assert terms["Translating for real"]["zh"] == title
+    msgid = "The Harvard notebook is pre-norm."
+    assert i18n.glossary_problems("nbs/x", msgid, "Harvard 的 notebook 是前归一化的。", GLOSSARY) == [
+        "glossary: 'pre-norm' is '前置归一化'", "glossary: 'the Harvard notebook' is '哈佛笔记本'",
+        "glossary: 'Harvard' is '哈佛'"]
+    assert i18n.glossary_problems("nbs/x", msgid, "哈佛笔记本是前置归一化的。", GLOSSARY) == []
+    # "recipe" is the training recipe; the textbook's recipe for a masked softmax is another word (做法)
+    assert i18n.glossary_problems("nbs/x", "The textbook recipe gives NaN.", "教科书的做法给出 NaN。", GLOSSARY) == []

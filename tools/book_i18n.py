@@ -7,6 +7,8 @@ catalogs: both editions show the same ones.
     python tools/book_i18n.py config zh_CN _build/_config.zh_CN.yml   # the Chinese edition's _config.yml
     python tools/book_i18n.py extract                                 # the English messages -> _build/gettext/*.pot
     python tools/book_i18n.py update                                  # merge them into the catalogs (new entries empty)
+    python tools/book_i18n.py todo nbs/01_attention > todo.json       # a chapter's untranslated messages, as JSON
+    python tools/book_i18n.py fill nbs/01_attention done.json         # write their translations into the catalog
     python tools/book_i18n.py check                                   # CI: every message translated, nothing stale
     python tools/book_i18n.py stats                                   # messages and words per chapter
     python tools/book_i18n.py site                                    # both editions -> _build/site/
@@ -14,7 +16,15 @@ catalogs: both editions show the same ones.
 `check` compares message ids, not the location comments: it fails, with one line per problem naming the
 chapter and the message, when an English message has no translation, when a translation is fuzzy, when a
 catalog holds a message that the English text no longer has, or when a translation breaks the markup that both
-editions share (math, inline code, roles such as {cite:p}, links).
+editions share (math, inline code, roles such as {cite:p}, links). It also holds the Chinese to one vocabulary
+and one house style:
+* the terms of locales/glossary.yml, wherever the English uses them, and their glosses (the English in
+  parentheses, 注意力（attention）) where the glossary's rule puts them: per chapter, or once in the book for
+  everyday terms; around whole compounds; never inside another parenthesis, in a heading or in a subtitle;
+* a link whose English text is a chapter's title gives that chapter's Chinese title;
+* an English message that several chapters share has one translation (the exercises' boilerplate);
+* bold labels as `**预期结果：** ` (the colon inside the bold, then a space), percentages as `65%`;
+* displayed formulas: only the words in `\text{}` change, and they are translated.
 """
 from __future__ import annotations
 
@@ -162,7 +172,7 @@ def glossary_problems(chapter: str, msgid: str, msgstr: str, data: dict) -> list
     "The glossary's terms that the English message uses and its translation does not."
     if msgstr == msgid and not is_prose(msgid):  # a formula or a name, copied as it is: nothing to translate
         return []
-    text = _NOT_PROSE.sub(" ", msgid)
+    text = " ".join(formula_words(msgid)) if _formula(msgid) else _NOT_PROSE.sub(" ", msgid)
     for name in data.get("keep", []):
         text = text.replace(name, " ")
     excused = {e["term"] for e in data.get("exceptions", [])
@@ -171,18 +181,225 @@ def glossary_problems(chapter: str, msgid: str, msgstr: str, data: dict) -> list
             if t["en"] not in excused and t["regex"].search(text) and t["zh"] not in msgstr]
 
 
-def gloss_problems(chapter: str, messages: list, data: dict) -> list[str]:
-    "Glossary terms a chapter uses without ever giving their English in parentheses: 注意力（attention）."
+def reading_order() -> list[str]:
+    "The book's pages in reading order (_toc.yml): the root page, then the chapters of each part."
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def page_titles(chapter: str) -> list[str]:
+    """CHAPTER's title, its other headings and its subtitle (the quote under the title), as their messages
+    (whitespace normalized), the title first; [] for a page that is no notebook or markdown file of the book."""
+    path = next((p for p in (REPO / f"{chapter}.ipynb", REPO / f"{chapter}.md") if p.is_file()), None)
+    if path is None:
+        return []
+    if path.suffix == ".ipynb":
+        import json
+        cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "markdown"]
+        texts = ["".join(c["source"]) for c in cells]
+    else:
+        texts = [path.read_text(encoding="utf-8")]
+    titles, fence = [], False
+    for k, text in enumerate(texts):
+        lines = text.splitlines()
+        for n, line in enumerate(lines):
+            if line.lstrip().startswith(("```", "~~~")):
+                fence = not fence
+            heading = None if fence else re.match(r" {0,3}#{1,6}\s+(.+?)(?:\s+#+)?\s*$", line)
+            if heading:
+                titles.append(_normal(heading.group(1)))
+                if k == 0 and len(titles) == 1:  # the subtitle: the quote right under the page's title
+                    quote = []
+                    for below in lines[n + 1:]:
+                        if below.startswith(">"):
+                            quote.append(below[1:].strip())
+                        elif quote or below.strip():
+                            break
+                    if quote:
+                        titles.append(_normal(" ".join(quote)))
+    return titles
+
+
+# A gloss gives a term's English in parentheses after the Chinese: 注意力（attention）. Where it is required:
+# `gloss: chapter` (the default) at the term's first use in every chapter that uses it; `gloss: book` (everyday
+# terms) once in the whole book, in the first chapter in reading order that uses it, and in no other chapter;
+# `gloss: none` never (names and titles). Everywhere: not in a heading or a page's subtitle, never inside another
+# parenthesis, and around a whole compound: 梯度下降（gradient descent）, not 梯度（gradient）下降.
+_FUNCTION = set("的地得和与及或是为在中上里时也都会就被把对从到可能要只还并则而即又再才所之等以已将让使给由向跟同于"
+                "每各该其这那了着过")
+# English nouns that make a compound with the term before them ("attention weights", "batch size"): a gloss
+# between the term and such a noun splits the compound
+_COMPOUND_HEADS = set("""weight weights mask masks size sizes dimension dimensions dim axis axes averaging average
+schedule schedules network networks layer layers sublayer sublayers matrix matrices descent accumulation mechanism
+table tables projection projections bias biases cache caches stack stacks variant variants vector vectors piece
+pieces count counts budget budgets id ids representation representations tokenizer tokenizers accuracy hidden width
+widths norm norms rate rates step steps signal signals state states score scores length lengths position positions
+pair pairs split splits loss losses distribution distributions model models input inputs output outputs
+self-attention vocabulary vocabularies tokens embeddings""".split())
+
+
+def _gloss_scope(term: dict) -> str:
+    return term.get("gloss", "chapter")
+
+
+def _pattern(term: dict) -> str:
+    return term.get("pattern", re.escape(term["en"]))
+
+
+def _glossed(term: dict) -> re.Pattern:
+    "A gloss of TERM: its Chinese, then (a few characters on: 词表大小（vocabulary size）) its English in parentheses."
+    en, zh = _pattern(term), re.escape(term["zh"])
+    return re.compile(zh + r"[^。；（）()]{0,12}?[（(][^）)]*?(?:" + en + r")|[（(][^）)]*" + zh + r"[^）)]*?(?:" + en + ")",
+                      re.I)
+
+
+def _bare_gloss(term: dict) -> re.Pattern:
+    "TERM's Chinese with only its own English after it: 批量（batch）, 词元（tokens）."
+    return re.compile(re.escape(term["zh"]) + r"[（(]\s*(?:" + _pattern(term) + r")\s*[）)]", re.I)
+
+
+def _depth(text: str) -> int:
+    deepest = depth = 0
+    for ch in text:
+        if ch in "（(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "）)":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | None = None,
+                   titles: dict[str, list[str]] | None = None) -> list[str]:
+    """Where the glosses of the book break the rule above, one line per problem, naming the chapter.
+    CHAPTERS: {chapter: its translated messages}; ORDER: the reading order (default: _toc.yml's);
+    TITLES: {chapter: its headings and subtitle} (default: read from the page)."""
+    order = reading_order() if order is None else order
+    ranked = sorted(chapters, key=lambda c: (order.index(c) if c in order else len(order), c))
+    if titles is None:
+        titles = {c: page_titles(c) for c in chapters}
+    skip = {(u["chapter"], u["term"]) for u in data.get("unglossed", [])}
     problems = []
-    skip = {u["term"] for u in data.get("unglossed", []) if u["chapter"] == chapter}
-    prose = [_NOT_PROSE.sub(" ", m.id) for m in messages if is_prose(m.id)]  # the English, stripped once
-    for t in data["terms"]:
-        if t["en"] in skip or not any(t["regex"].search(text) for text in prose):
-            continue
-        en, zh = t.get("pattern", re.escape(t["en"])), re.escape(t["zh"])
-        gloss = re.compile(zh + r"[^。；]{0,12}?[（(][^）)]*?(?:" + en + r")|[（(][^）)]*" + zh + r"[^）)]*?(?:" + en + ")", re.I)
-        if not any(gloss.search(m.string) for m in messages):
-            problems.append(f"glossary: {t['en']!r} is used but never given as {t['zh']}（{t['en']}） in this chapter")
+    body, heads, uses = {}, {}, {}
+    for chapter in ranked:
+        heading = set(titles.get(chapter, []))
+        body[chapter] = [m for m in chapters[chapter] if _normal(m.id) not in heading]
+        heads[chapter] = [m for m in chapters[chapter] if _normal(m.id) in heading]
+        prose = [_NOT_PROSE.sub(" ", m.id) for m in body[chapter] if is_prose(m.id)]
+        for name in data.get("keep", []):
+            prose = [text.replace(name, " ") for text in prose]
+        uses[chapter] = {t["en"] for t in data["terms"] if any(t["regex"].search(text) for text in prose)}
+    first = {}  # a book-wide term: the first chapter that uses it
+    for chapter in ranked:
+        for t in data["terms"]:
+            if t["en"] in uses[chapter] and (chapter, t["en"]) not in skip:
+                first.setdefault(t["en"], chapter)
+    for chapter in ranked:
+        for t in data["terms"]:
+            scope, glossed, bare = _gloss_scope(t), _glossed(t), _bare_gloss(t)
+            if scope == "none":
+                continue
+            has_gloss = any(glossed.search(m.string) for m in body[chapter])
+            if scope == "chapter" and t["en"] in uses[chapter] and (chapter, t["en"]) not in skip and not has_gloss:
+                problems.append(f"{chapter}: glossary: {t['en']!r} is used but never given as {t['zh']}（{t['en']}） "
+                                "in this chapter (at its first use)")
+            if scope == "book" and first.get(t["en"]) == chapter and not has_gloss:
+                problems.append(f"{chapter}: glossary: {t['en']!r} is first used in the book here but never given as "
+                                f"{t['zh']}（{t['en']}）")
+            if scope == "book" and first.get(t["en"]) != chapter:
+                problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in the book (in {first.get(t['en'])}), "
+                             f"not again here: {hit.group(0)!r}: {_short(m.id)}"
+                             for m in body[chapter] for hit in bare.finditer(m.string)]
+        for m in heads[chapter]:
+            for t in data["terms"]:
+                if re.search(r"[（(][^）)]*?(?<![\w-])(?:" + _pattern(t) + r")(?![\w-])[^）)]*[）)]", m.string, re.I):
+                    problems.append(f"{chapter}: glossary: no gloss in a heading or subtitle ({t['en']!r}): "
+                                    f"{_short(m.id)}")
+                    break
+        for m in body[chapter]:
+            english = _NOT_PROSE.sub(" ", m.id)
+            for t in data["terms"]:
+                for hit in re.finditer(_bare_gloss(t).pattern + r"(?=(?P<next>[\u4e00-\u9fff]))", m.string, re.I):
+                    after = [a.group("word").lower() for a in re.finditer(
+                        r"(?<![\w-])(?:" + _pattern(t) + r")(?![\w-])\s+(?P<word>[A-Za-z][\w-]*)", english, re.I)]
+                    if hit.group("next") not in _FUNCTION and any(a in _COMPOUND_HEADS for a in after):
+                        problems.append(f"{chapter}: glossary: a gloss splits a compound ({hit.group(0)}"
+                                        f"{hit.group('next')}…): gloss the whole of it: {_short(m.id)}")
+    return problems
+
+
+def _formula(msgid: str) -> bool:
+    "Whether a message is a displayed formula (a math block: LaTeX commands, no inline math or code around it)."
+    return "$" not in msgid and "`" not in msgid and bool(re.search(r"\\[A-Za-z]+", msgid))
+
+
+_TEXT = re.compile(r"(?P<sub>[_^]\{?\s*)?\\text\{(?P<words>[^{}]*)\}")
+
+
+def formula_words(formula: str) -> list[str]:
+    "The words of a formula's \\text{} that are not sub- or superscripts (labels such as d_{\\text{model}})."
+    return [t.group("words") for t in _TEXT.finditer(formula) if not t.group("sub")]
+
+
+def style_problems(msgid: str, msgstr: str, data: dict | None = None) -> list[str]:
+    "The house style of the Chinese text: bold labels, percentages, parentheses and displayed formulas."
+    problems = []
+    if _formula(msgid):
+        # the \text{} groups go, wherever they are (the word order may change): the rest is the math
+        bare = [re.sub(r"\s+", "", _TEXT.sub(lambda t: t.group("sub") or "", s)) for s in (msgid, msgstr)]
+        if bare[0] != bare[1]:
+            problems.append("formula: only the words in \\text{} may change, the math stays the English one")
+        allowed = set((data or {}).get("formula_keep", []))
+        english = [w for words in formula_words(msgstr) for w in re.findall(r"[A-Za-z][A-Za-z-]+", words)
+                   if w not in allowed and not re.search(r"[A-Z].*[A-Z]", w)]  # acronyms (BLEU, FLOPs) stay
+        if english:
+            problems.append(f"formula: English words in \\text{{}} ({' '.join(english)!r}): translate them")
+        return problems
+    prose = _NOT_PROSE.sub(" ", msgstr)
+    for bold in re.finditer(r"\*\*(?=\S)(.+?)(?<=\S)\*\*(.?)", prose):
+        label, after = bold.group(1), bold.group(2)
+        if after in "：:" and after:
+            problems.append(f"bold label: the colon goes inside the bold, then a space: **{label}：** ")
+        elif label[-1] in "：:" and after and not after.isspace():
+            problems.append(f"bold label: a space after **{label}**")
+    if re.search(r"\d\s+[%％]|\d％", prose):
+        problems.append("percent: 65%, no space and no full-width ％")
+    if _depth(prose) > 1 and _depth(_NOT_PROSE.sub(" ", msgid)) < 2:
+        problems.append("nested parentheses: （…（…）…） (gloss elsewhere, or reword)")
+    return problems
+
+
+def title_problems(messages: dict[str, dict[str, str]], titles: dict[str, list[str]]) -> list[str]:
+    """A link whose English text is a chapter's title gives that chapter's Chinese title, word for word.
+    MESSAGES: {chapter: {English: Chinese}}; TITLES: {chapter: [title, ...]} (page_titles)."""
+    chinese = {c: messages.get(c, {}).get(t[0]) for c, t in titles.items() if t}
+    problems = []
+    for chapter, msgs in messages.items():
+        for msgid, msgstr in msgs.items():
+            for text, target in re.findall(r"\[([^\]]+)\]\(([\w.-]+)\.ipynb(?:#[^)]*)?\)", msgid):
+                target = f"nbs/{target}"
+                if titles.get(target) and _normal(text) == titles[target][0] and chinese.get(target):
+                    linked = re.findall(r"\[([^\]]+)\]\(" + re.escape(target[4:]) + r"\.ipynb", msgstr)
+                    if chinese[target] not in linked:
+                        problems.append(f"{chapter}: title: a link to {target} gives its title "
+                                        f"{chinese[target]!r}, not {linked[:1] or '?'}: {_short(msgid)}")
+    return problems
+
+
+def consistency_problems(messages: dict[str, dict[str, str]]) -> list[str]:
+    "An English message that several chapters share (the exercises' boilerplate, a heading) has one translation."
+    seen: dict[str, tuple[str, str]] = {}
+    problems, order = [], reading_order()
+    for chapter in sorted(messages, key=lambda c: (order.index(c) if c in order else len(order), c)):
+        for msgid, msgstr in messages[chapter].items():
+            if msgid in seen and seen[msgid][1] != msgstr:
+                problems.append(f"{chapter}: translated otherwise than in {seen[msgid][0]} "
+                                f"({_short(seen[msgid][1], 40)}): {_short(msgid)}")
+            seen.setdefault(msgid, (chapter, msgstr))
     return problems
 
 
@@ -196,9 +413,8 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
                      for c in toc_captions() if not translated_captions.get(c)]
         problems += [f"locales/{lang}/captions.yml: {c!r} is no part caption of _toc.yml"
                      for c in translated_captions if c not in toc_captions()]
+    done: dict[str, list] = {}  # {chapter: its translated messages}, for the checks across chapters
     for chapter in sorted(set(pots) | set(pos)):
-        if only and chapter != only:
-            continue
         if chapter not in pos:
             problems.append(f"{chapter}: no catalog locales/{lang}/LC_MESSAGES/{chapter}.po")
             continue
@@ -207,8 +423,7 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
             continue
         english = {m.id for m in _read(pots[chapter]) if m.id}
         translated = {m.id: m for m in _read(pos[chapter]) if m.id}
-        problems += [f"{chapter}: {p}" for p in gloss_problems(
-            chapter, [m for m in translated.values() if m.string and not m.fuzzy], terms)]
+        done[chapter] = [m for m in translated.values() if m.id in english and m.string and not m.fuzzy]
         for msgid in sorted(english - set(translated)):
             problems.append(f"{chapter}: English message without its translation: {_short(msgid)}")
         for msgid in sorted(set(translated) - english):
@@ -223,8 +438,13 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
                 problems.append(f"{chapter}: English copied, not translated: {_short(msgid)}")
             else:
                 problems += [f"{chapter}: {p}: {_short(msgid)}" for p in markup_problems(msgid, m.string)
-                             + glossary_problems(chapter, msgid, m.string, terms)]
-    return problems
+                             + glossary_problems(chapter, msgid, m.string, terms)
+                             + style_problems(msgid, m.string, terms)]
+    titles = {chapter: page_titles(chapter) for chapter in set(pots) | set(pos)}
+    messages = {chapter: {m.id: m.string for m in msgs} for chapter, msgs in done.items()}
+    problems += gloss_problems(done, terms, titles=titles) + title_problems(messages, titles)
+    problems += consistency_problems(messages)
+    return [p for p in problems if not only or p.startswith(f"{only}: ")]
 
 
 def fill(chapter: str, translations: dict[str, str], lang: str = "zh_CN") -> int:
