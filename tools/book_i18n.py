@@ -162,6 +162,8 @@ def glossary(path: Path = GLOSSARY) -> dict:
 
 def is_prose(msgid: str) -> bool:
     "Whether a message has words to translate (three in a row), not only math, code or names."
+    if msgid.startswith("| English | 中文 |"):  # the glossary's own table: both languages already
+        return False
     text = _NOT_PROSE.sub(" ", msgid)
     text = re.sub(r"\\text\{([^}]*)\}", r" \1 ", text)  # words in a formula's \text{} are prose
     text = re.sub(r"[_^](\{[^{}]*\}|\w)|\\[A-Za-z]+|[{}]", " ", text)  # sub/superscripts and commands are not
