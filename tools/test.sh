@@ -39,8 +39,15 @@ ATEN_CPU_CAPABILITY=default python -m pytest -q -n 2 tests/test_attention.py tes
 step "jupyter-book build -W, both editions (the English one executes every notebook)"
 bash tools/build_site.sh
 
-step "the site in headless Chromium, both editions"
-python tools/check_site.py _build/site/en --screenshots "${SCREENSHOT_DIR:-_build/screenshots}"
-python tools/check_site.py _build/site/zh_CN --language zh_CN --screenshots "${SCREENSHOT_DIR:-_build/screenshots}/zh_CN"
+step "the site in headless Chromium, both editions (side by side: one browser per core)"
+mkdir -p _build/logs
+python tools/check_site.py _build/site/en --screenshots "${SCREENSHOT_DIR:-_build/screenshots}" \
+  > _build/logs/site_en.log 2>&1 & en=$!
+python tools/check_site.py _build/site/zh_CN --language zh_CN --screenshots "${SCREENSHOT_DIR:-_build/screenshots}/zh_CN" \
+  > _build/logs/site_zh_CN.log 2>&1 & zh=$!
+en_status=0; wait "$en" || en_status=$?
+zh_status=0; wait "$zh" || zh_status=$?
+cat _build/logs/site_en.log _build/logs/site_zh_CN.log
+[ "$en_status" = 0 ] && [ "$zh_status" = 0 ] || { echo "site check failed (en: $en_status, zh_CN: $zh_status)"; exit 1; }
 
 step "all checks passed"
