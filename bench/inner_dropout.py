@@ -32,14 +32,11 @@ RECORD = ROOT / "bench" / "results" / "inner_dropout.json"
 
 
 def _stats():
-    "bench/stats.py, the experiments' statistics helper, loaded by its path (bench/ is not a package)."
-    import importlib.util
-    if "bench_stats" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("bench_stats", Path(__file__).with_name("stats.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["bench_stats"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["bench_stats"]
+    "bench/stats.py, the experiments' statistics helper: bench/ is not a package, so its folder goes on sys.path."
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import stats
+    return stats
 
 
 def _record(iv) -> dict:

@@ -546,15 +546,12 @@ def multilingual_length(summary: dict | None = None) -> None:
 # is not a package). Two programs' runs are independent samples (Welch); a variant's runs on the seeds of the
 # unchanged program's are paired by seed where the chapter says so.
 def _stats():
-    "bench/stats.py, the experiments' statistics helper, loaded once by its path and registered as bench_stats."
-    import importlib.util
+    "bench/stats.py, the experiments' statistics helper: bench/ is not a package, so its folder goes on sys.path."
     import sys
-    if "bench_stats" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("bench_stats", Path(__file__).with_name("stats.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-        spec.loader.exec_module(module)
-    return sys.modules["bench_stats"]
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import stats
+    return stats
 
 
 MEASURES = {  # measure: (what it is, lower is better: True, False, or None where neither way is better)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import math
 import os
@@ -483,14 +482,11 @@ def paper_direction(variant: str, metric: str) -> str:
 
 
 def _stats():
-    "bench/stats.py (the experiments' statistics helper), loaded by its path: bench/ is not a package."
-    name = "bench_stats"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("stats.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # before running it: its dataclass looks its module up
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    "bench/stats.py, the experiments' statistics helper: bench/ is not a package, so its folder goes on sys.path."
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import stats
+    return stats
 
 
 # the three numbers of a run that the verdicts compare: (name, value of a record, lower is better)

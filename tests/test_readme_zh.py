@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
+from test_readme import shell_commands as block_commands  # one reading of a bash block
+
 REPO = Path(__file__).resolve().parents[1]
 EN = (REPO / "README.md").read_text(encoding="utf-8")
 ZH = (REPO / "README.zh-CN.md").read_text(encoding="utf-8")
@@ -43,20 +45,9 @@ def headings(text: str, level: int) -> list[str]:
 
 
 def shell_commands(text: str) -> list[str]:
-    "The commands of a README's bash blocks: continuations joined, comments dropped (as tests/test_readme.py)."
-    commands = []
-    for fence in (t for t in tokens(text) if t.type == "fence" and t.info.strip() == "bash"):
-        current = ""
-        for line in fence.content.splitlines():
-            current += line.rstrip()
-            if current.endswith("\\"):
-                current = current[:-1].rstrip() + " "
-                continue
-            command = re.sub(r"\s+#\s.*$", "", current).strip()
-            if command and not command.startswith("#"):
-                commands.append(re.sub(r"\s+", " ", command))
-            current = ""
-    return commands
+    "The commands of a README's bash blocks, each block read as tests/test_readme.py reads it."
+    return [c for t in tokens(text) if t.type == "fence" and t.info.strip() == "bash"
+            for c in block_commands(t.content)]
 
 
 def test_every_section_of_the_english_readme_has_its_chinese_counterpart():
