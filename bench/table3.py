@@ -573,7 +573,8 @@ def queue_log(args, text: str) -> None:
 
 
 def queue_parallel(args) -> None:
-    "`queue --workers N --deadline S`: the plan's unrecorded lines, N runs at a time, each `run` in its own process."
+    """`queue --workers N --deadline S --stop-file F`: the plan's unrecorded lines, N runs at a time, each `run` in its
+    own process; once F exists, the runs going finish and nothing new starts."""
     lines = [line.split() for line in args.plan.read_text().splitlines() if line.strip() and not line.startswith("#")]
     todo = [(v, int(seed)) for v, seed in lines
             if not (args.results / f"{run_name(args.scale, v, int(seed))}.json").exists() or args.overwrite]
@@ -584,7 +585,8 @@ def queue_parallel(args) -> None:
     args.runs.mkdir(parents=True, exist_ok=True)
     while todo or running:
         late = args.deadline is not None and time.time() - start > args.deadline
-        while todo and not late and len(running) < args.workers:
+        stopped = args.stop_file is not None and args.stop_file.exists()  # runs going finish; nothing new starts
+        while todo and not late and not stopped and len(running) < args.workers:
             variant, seed = todo.pop(0)
             cmd = [sys.executable, __file__, "run", "--scale", args.scale, "--variant", variant, "--seed", str(seed),
                    "--runs", str(args.runs), "--results", str(args.results), *extra]
@@ -602,9 +604,9 @@ def queue_parallel(args) -> None:
                 status = "stopped at the deadline" if late and proc.returncode == -9 else f"exit {proc.returncode}"
                 recorded = (args.results / f"{run_name(args.scale, *key)}.json").exists()
                 queue_log(args, f"{status}{', recorded' if recorded else ', not recorded'}: {key[0]} seed {key[1]}")
-        if late:
+        if late or (stopped and not running):
             for variant, seed in todo:
-                queue_log(args, f"not started (deadline): {variant} seed {seed}")
+                queue_log(args, f"not started ({'deadline' if late else f'{args.stop_file} exists'}): {variant} seed {seed}")
             break
         time.sleep(2)
 

@@ -6,6 +6,7 @@ reads the real ones in bench/results/table3/."""
 import importlib.util
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -223,3 +224,17 @@ def test_the_chapters_claims_at_the_reference_recipe_follow_from_the_gpu_runs():
         for metric in ("ppl", "bleu_beam"):
             if (line["variant"], metric) not in claims:
                 assert line[metric]["verdict"] == "inconclusive", (line["variant"], metric, line[metric])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_queue_starts_nothing_once_its_stop_file_exists(tmp_path, workers):
+    "Both queues (one run at a time, and --workers N) read --stop-file: a run going finishes, none starts after it."
+    plan, stop, results = tmp_path / "plan.txt", tmp_path / "STOP", tmp_path / "results"
+    plan.write_text("# a plan\nbase 0\nA_h1 0\n")
+    stop.touch()
+    results.mkdir()
+    t3.main(["queue", "--scale", "mini", "--plan", str(plan), "--stop-file", str(stop), "--workers", str(workers),
+             "--runs", str(tmp_path / "runs"), "--results", str(results)])
+    log = (tmp_path / "plan.log").read_text()
+    assert not re.search(r"\bstart \w+ seed", log) and not list(results.iterdir()), log
+    assert "exists" in log
