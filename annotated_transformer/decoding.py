@@ -16,12 +16,13 @@ from torch import Tensor, nn
 from .checks import check_int
 from .masking import causal_mask
 from .model import DecoderLayer, EncoderDecoder
-from .multihead import MultiHeadAttention
+from .multihead import MultiHeadAttention, keep_attention_weights
 from .positional import LearnedPositionalEncoding
 from .positional import PositionalEncoding, RotaryPositions
 
 # %% auto #0
-__all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search']
+__all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search',
+           'attention_weights']
 
 # %% ../nbs/08_decoding.ipynb #5220a0ee
 class KVCache:
@@ -640,3 +641,22 @@ def beam_search(
     repeat = lambda t: None if t is None else t.repeat_interleave(k, dim=0)
     return _search(model, src, src_mask, k, repeat, length_penalty, max_new_tokens, bos,
                    eos, pad, early_stopping, use_cache, return_hypotheses, trace)
+
+# %% ../nbs/08_decoding.ipynb #720b5d47
+@torch.no_grad()
+def attention_weights(
+    model: EncoderDecoder,
+    src: Tensor,  # (batch, src_len) source ids
+    tgt_in: Tensor,  # (batch, tgt_len) the decoder's input: BOS, then the target
+    src_mask: Tensor | None,  # (batch, 1, src_len) bool, True = real source token
+    tgt_mask: Tensor | None,  # (batch, tgt_len, tgt_len) bool, True = may attend
+) -> dict[str, Tensor]:  # kind -> weights (layers, batch, h, queries, keys)
+    ("The attention weights of every layer and head, for the three kinds of attention: "
+     "one teacher-forced pass in eval mode.")
+    with _eval_mode(model), keep_attention_weights(model):
+        model(src, tgt_in, src_mask, tgt_mask)
+        kinds = [("encoder self", model.encoder.layers, "self_attn"),
+                 ("decoder self", model.decoder.layers, "self_attn"),
+                 ("cross", model.decoder.layers, "src_attn")]
+        return {kind: torch.stack([getattr(layer, name).attn for layer in layers])
+                for kind, layers, name in kinds}

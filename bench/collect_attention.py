@@ -1,0 +1,126 @@
+"""Record where the heads of a trained translation model put their attention (chapter 09b): results/attention_heads.json.
+
+    python bench/collect_attention.py runs/deen_paperdrop_s0 [--sentences 500] [--threads 1]
+
+RUN_DIR is a run of `annotated-transformer train --data corpus`; its newest checkpoint is read (no averaging: the run
+kept only its last two). Recorded:
+* the attention weights of every layer and head, for the three kinds of attention, of one test sentence (the
+  shortest of at least 10 subword pieces; ties: the first in the split), teacher-forced on its reference
+  translation, with the subword pieces of both sides (and, for comparison, the model's own beam search translation,
+  k = 4, alpha = 0.6);
+* per layer and head, the means over the first N test sentences, teacher-forced on their reference translations, of
+  chapter 00's `attention_statistics`: the share of each query's weight on its own position, the one before and the
+  one after it, the first and the last key, and the entropy of its weights in bits (the decoder's self-attention
+  from its second query on: its first sees only itself); and, for comparison, the entropy of an even spread over
+  the keys a query sees and the weight it would put on each.
+The checkpoint is never copied. This is a recording tool, not a test.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from annotated_transformer.architecture import attention_statistics  # noqa: E402
+from annotated_transformer.batching import BOS, EOS, PAD  # noqa: E402
+from annotated_transformer.data import load_corpus  # noqa: E402
+from annotated_transformer.decoding import attention_weights  # noqa: E402
+from annotated_transformer.masking import padding_mask, target_mask  # noqa: E402
+from annotated_transformer.translate import Translator  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import cpu_name  # noqa: E402
+
+KINDS = ("encoder self", "decoder self", "cross")
+
+
+def weights_of(translator: Translator, source: str, target: str) -> tuple[dict, list[int], list[int]]:
+    "The weights {kind: (layers, h, queries, keys)} of one pair, teacher-forced on `target`; the ids of both sides."
+    encode = translator.tokenizer.encode
+    src_ids, tgt_ids = encode(translator.prepare(source)), encode(target)
+    src = torch.tensor([src_ids + [EOS]])
+    tgt_in = torch.tensor([[BOS] + tgt_ids])
+    maps = attention_weights(translator.model, src, tgt_in, padding_mask(src, PAD), target_mask(tgt_in, PAD))
+    return {kind: w[:, 0] for kind, w in maps.items()}, src_ids, tgt_ids
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("run", type=Path)
+    p.add_argument("--sentences", type=int, default=500)
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    git = lambda *a: subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "--short", "HEAD")
+    if git("status", "--porcelain", "--", "annotated_transformer", "bench/collect_attention.py"):
+        commit += " (the working tree held uncommitted changes)"
+    translator = Translator(args.run, avg=1)
+    meta = translator.corpus
+    corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
+    piece = translator.tokenizer.id_to_piece
+
+    n = lambda s: len(translator.tokenizer.encode(translator.prepare(s)))
+    source = min((s for s, _ in corpus.test if n(s) >= 10), key=n)
+    reference = dict(corpus.test)[source]
+    translation = translator.translate([source], beam_size=4, length_penalty=0.6)[0]
+    maps, src_ids, tgt_ids = weights_of(translator, source, reference)
+    example = {"source": source, "reference": reference, "translation": translation,
+               "src_tokens": [piece(i) for i in src_ids] + ["</s>"],
+               "tgt_tokens": ["<s>"] + [piece(i) for i in tgt_ids],
+               "weights": {kind: [[[[round(float(v), 4) for v in row] for row in head] for head in layer]
+                                  for layer in w.tolist()] for kind, w in maps.items()}}
+
+    sums: dict = {kind: {} for kind in KINDS}
+    even = {kind: 0.0 for kind in KINDS}  # the entropy of an even spread over the keys a query sees
+    even_share = {kind: 0.0 for kind in KINDS}  # and the weight it puts on each of them
+    pairs = corpus.test[:args.sentences]
+    for src_text, ref in pairs:
+        maps, _, _ = weights_of(translator, src_text, ref)
+        for kind in KINDS:
+            w = maps[kind].double()
+            start = 1 if kind == "decoder self" else 0
+            for name, value in attention_statistics(w, start=start).items():
+                sums[kind][name] = sums[kind].get(name, 0) + value
+            seen = [w.size(-1)] if kind != "decoder self" else range(start + 1, w.size(-2) + 1)
+            even[kind] += sum(math.log2(k) for k in seen) / len(seen)
+            even_share[kind] += sum(1 / k for k in seen) / len(seen)
+    statistics = {kind: {name: [[round(float(v) / len(pairs), 4) for v in layer] for layer in total.tolist()]
+                         for name, total in sums[kind].items()} for kind in KINDS}
+    for kind in KINDS:
+        statistics[kind]["even_entropy"] = round(even[kind] / len(pairs), 4)
+        statistics[kind]["even_share"] = round(even_share[kind] / len(pairs), 4)
+
+    dev = [json.loads(line) for line in (args.run / "metrics.jsonl").read_text().splitlines() if '"dev_ppl"' in line]
+    record = {
+        "what": "where the heads of a trained German->English model put their attention: every layer and head of "
+                "one test sentence, and per-head means over test sentences (bench/collect_attention.py)",
+        "run": args.run.name, "checkpoint": translator.checkpoints[-1].name,
+        "run_record": "bench/results/inner_dropout.json, reference_recipe.inner_dropout_off"
+                      if args.run.name.startswith("deen_paperdrop") else None,
+        "train_command": " ".join(json.loads((args.run / "config.json").read_text()).get("command", [])),
+        "model": translator.model_config, "dev_ppl": round(dev[-1]["dev_ppl"], 2) if dev else None,
+        "provenance": {"command": "python bench/collect_attention.py " + " ".join(argv or sys.argv[1:]),
+                       "commit": commit, "date": started, "torch": torch.__version__,
+                       "device": f"cpu ({cpu_name()}), {args.threads} thread(s)"},
+        "example": example,
+        "statistics": {"sentences": len(pairs), "split": "test", "teacher_forcing": "reference translations",
+                       **statistics},
+    }
+    dest = REPO / "results" / "attention_heads.json"
+    dest.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {dest.relative_to(REPO)}: {len(pairs)} sentences; example {source!r} -> {translation!r}")
+
+
+if __name__ == "__main__":
+    main()
