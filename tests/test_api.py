@@ -80,7 +80,7 @@ def test_exported_names_are_the_submodules_objects():
 
 def test_py_typed_is_there_and_declared():
     assert (PKG / "py.typed").is_file() and (PKG / "py.typed").read_bytes() == b""
-    assert '["py.typed"]' in (REPO / "setup.py").read_text(encoding="utf-8")
+    assert '["py.typed", "*.pyi"]' in (REPO / "setup.py").read_text(encoding="utf-8")  # with the stubs
 
 
 def test_version_is_the_released_one():
@@ -99,4 +99,6 @@ def test_a_wheel_ships_py_typed_and_the_version(tmp_path):
     assert proc.returncode == 0, proc.stderr
     (wheel,) = tmp_path.glob("annotated_transformer-*.whl")
     assert wheel.name.startswith(f"annotated_transformer-{annotated_transformer.__version__}-")
-    assert "annotated_transformer/py.typed" in zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "annotated_transformer/py.typed" in names
+    assert {"annotated_transformer/__init__.pyi", "annotated_transformer/trainer.pyi"} <= set(names)  # tests/test_stubs.py

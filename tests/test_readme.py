@@ -148,6 +148,23 @@ def test_setup_scripts_do_what_the_readme_says():
     assert bible and set(bible) <= set(dev), "the README says .[dev] includes the bible extra"
 
 
+def python_blocks() -> list[tuple[str, int, str]]:
+    "(README file, block number, code) of every ```python block of README.md and README.zh-CN.md."
+    found = []
+    for name in ("README.md", "README.zh-CN.md"):
+        tokens = MarkdownIt("commonmark").enable("table").parse((REPO / name).read_text(encoding="utf-8"))
+        blocks = [t.content for t in tokens if t.type == "fence" and t.info.strip() == "python"]
+        found += [(name, i, code) for i, code in enumerate(blocks, 1)]
+    return found
+
+
+@pytest.mark.parametrize("readme,number,code", python_blocks(), ids=lambda v: str(v) if len(str(v)) < 20 else "")
+def test_every_python_block_runs_as_printed(readme, number, code):
+    "Each block in a fresh namespace, exactly as printed (a reader pastes it alone)."
+    scope: dict = {"__name__": "__main__"}
+    exec(compile(code, f"{readme}, python block {number}", "exec"), scope)
+
+
 def test_python_example_runs():
     assert len(PYTHON) == 1
     scope: dict = {}

@@ -99,13 +99,24 @@ def extract() -> Path:
                     "--custom-builder", "gettext", "--path-output", str(REPO / "_build" / "gettext-build")],
                    check=True, stdout=subprocess.DEVNULL)
     built = REPO / "_build" / "gettext-build" / "_build" / "gettext"
-    shutil.copytree(built, GETTEXT)
+    shutil.copytree(built, GETTEXT, ignore=lambda folder, names: [n for n in names if _english_only(
+        (Path(folder) / n).relative_to(built).with_suffix("").as_posix())])
     return GETTEXT
 
 
+# Pages that both editions show in English, without catalogs: the API reference (api/*.md), written from the
+# package's docstrings by tools/make_stubs.py (each page says so in both languages).
+ENGLISH_ONLY = ("api/",)
+
+
+def _english_only(chapter: str) -> bool:
+    return any(chapter == prefix.rstrip("/") or chapter.startswith(prefix) for prefix in ENGLISH_ONLY)
+
+
 def templates(root: Path = GETTEXT) -> dict[str, Path]:
-    "{chapter: its .pot}, the chapter named by its path without suffix (nbs/01_attention)."
-    return {p.relative_to(root).with_suffix("").as_posix(): p for p in sorted(root.rglob("*.pot"))}
+    "{chapter: its .pot}, the chapter named by its path without suffix (nbs/01_attention); English-only pages left out."
+    return {name: p for p in sorted(root.rglob("*.pot"))
+            if not _english_only(name := p.relative_to(root).with_suffix("").as_posix())}
 
 
 def catalogs(lang: str = "zh_CN") -> dict[str, Path]:

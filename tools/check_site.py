@@ -16,6 +16,8 @@ For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and c
   * at 1280 px no code cell of the short path (the root page and the first part of _toc.yml) scrolls sideways
     (the others are counted in the report);
   * the page links to itself in the other editions (the language switch), and those pages exist;
+  * (the API reference, api/*: only that each page loads at 1280 px, shows autodoc's entries, fetches nothing
+    from outside and logs no console error)
 and saves a screenshot of each page at each width. The site's search finds a chapter for a word of its language.
 With --language zh_CN (the Chinese edition) each page must also show Chinese text, in a real CJK font (single
 characters are screenshot and compared: missing glyphs are drawn as identical boxes), and no markup that a
@@ -203,11 +205,15 @@ def expectations(root: Path, page_name: str) -> tuple[bool, bool]:
     return bool(re.search(r"\$[^$\n]+\$", markdown)), figure
 
 
-def check_page(browser, base: str, page_name: str, width_name: str, width: int, screenshots: Path | None,
+def check_page(browser, base: str, page_name: str, screenshots: Path | None,
                root: Path = Path("."), language: str = "en") -> int:
-    "Load one page at one viewport width and check it; 1 if something is wrong (printed), else 0."
-    problems: list[str] = []
-    page = browser.new_page(viewport={"width": width, "height": 900})
+    """Load one page once and check it at every width of WIDTHS; the number of widths at which something is
+    wrong (printed). The page is loaded at the first width and resized for the others, as a reader turning a
+    tablet would: the layout reflows under the same CSS media queries, and MathJax has typeset once (loading
+    each width afresh doubled the check's time for the same verdicts)."""
+    problems: list[str] = []  # width-independent: about the page, reported at every width
+    (first_name, first_width), *others = WIDTHS.items()
+    page = browser.new_page(viewport={"width": first_width, "height": 900})
     page.on("console", lambda m, pr=problems: m.type == "error" and pr.append(f"console error: {m.text}"))
     page.on("pageerror", lambda e, pr=problems: pr.append(f"script error: {e}"))
     page.on("requestfailed", lambda r, pr=problems: pr.append(f"request failed: {r.url} ({r.failure})"))
@@ -236,23 +242,11 @@ def check_page(browser, base: str, page_name: str, width_name: str, width: int, 
         problems.append("no rendered figure, although the notebook has one among its outputs")
     if report["broken_images"]:
         problems.append(f"images that did not load: {report['broken_images']}")
-    clipped = page.evaluate(CLIPPED_JS)
-    if clipped["count"]:
-        problems.append(f"{clipped['count']} elements clipped or sticking out without a scrollbar of their own, "
-                        f"e.g. {'; '.join(clipped['clipped'])}")
-    if clipped["page_scrolls_sideways"]:
-        problems.append("the page scrolls sideways")
-    code_note = ""
-    if width_name == "desktop":  # code that fits the page: a reader of the short path never scrolls a cell sideways
-        code = page.evaluate(CODE_SCROLL_JS)
-        code_note = f", {code['wide']} of {code['cells']} code cells scroll sideways"
-        if code["wide"] and page_name in teaching_pages(root):
-            problems.append(f"{code['wide']} code cells scroll sideways at {width} px, e.g. {code['samples']}")
     switch = page.evaluate(SWITCH_JS)
     if not switch:
         problems.append("no link to the page in the other edition (language switch)")
     for href in switch:
-        if href not in _SWITCH_STATUS:  # the same link at every width: fetched once
+        if href not in _SWITCH_STATUS:  # the same link on every page view: fetched once
             _SWITCH_STATUS[href] = page.request.get(href).status
         status = _SWITCH_STATUS[href]
         if not 200 <= status < 300 or not urlparse(href).path.endswith(f"/{page_name}.html"):
@@ -268,20 +262,68 @@ def check_page(browser, base: str, page_name: str, width_name: str, width: int, 
         tofu = cjk_glyphs_differ(page)
         if tofu:
             problems.append(tofu)
-    if screenshots is not None:
-        screenshots.mkdir(parents=True, exist_ok=True)
-        suffix = "" if width_name == "desktop" else f"_{width_name}"
-        page.screenshot(path=str(screenshots / f"{Path(page_name).name}{suffix}.png"))
-    status = "ok" if not problems else "FAIL"
-    print(f"{status:4} {page_name} at {width} px: {report['math_nodes']} math, {report['figures']} figures, "
-          f"MathJax {report['mathjax_version']}{code_note}")
-    for pr in problems:
-        print(f"     - {pr}")
+    failures = 0
+    for width_name, width in [(first_name, first_width), *others]:
+        at_width: list[str] = []  # the layout at this width
+        if width != first_width:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(100)  # let the reflow settle
+        clipped = page.evaluate(CLIPPED_JS)
+        if clipped["count"]:
+            at_width.append(f"{clipped['count']} elements clipped or sticking out without a scrollbar of their "
+                            f"own, e.g. {'; '.join(clipped['clipped'])}")
+        if clipped["page_scrolls_sideways"]:
+            at_width.append("the page scrolls sideways")
+        code_note = ""
+        if width_name == "desktop":  # code that fits the page: a reader of the short path never scrolls sideways
+            code = page.evaluate(CODE_SCROLL_JS)
+            code_note = f", {code['wide']} of {code['cells']} code cells scroll sideways"
+            if code["wide"] and page_name in teaching_pages(root):
+                at_width.append(f"{code['wide']} code cells scroll sideways at {width} px, e.g. {code['samples']}")
+        if screenshots is not None:
+            screenshots.mkdir(parents=True, exist_ok=True)
+            suffix = "" if width_name == "desktop" else f"_{width_name}"
+            page.screenshot(path=str(screenshots / f"{Path(page_name).name}{suffix}.png"))
+        found = problems + at_width
+        print(f"{'ok' if not found else 'FAIL':4} {page_name} at {width} px: {report['math_nodes']} math, "
+              f"{report['figures']} figures, MathJax {report['mathjax_version']}{code_note}")
+        for pr in found:
+            print(f"     - {pr}")
+        failures += bool(found)
     page.close()
-    return int(bool(problems))
+    return failures
 
 
 SEARCH_WORD = {"en": "attention", "zh_CN": "注意力"}
+API = "api/"  # the API reference (tools/make_stubs.py): English in both editions, checked lightly (check_api_page)
+
+
+def check_api_page(browser, base: str, page_name: str) -> int:
+    """An API reference page, once at the desktop width: it loads, shows what autodoc wrote (the index: a link to
+    every module's page), fetches nothing from outside and logs no console error; 1 if not (printed), else 0."""
+    problems: list[str] = []
+    page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+    page.on("console", lambda m, pr=problems: m.type == "error" and pr.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e, pr=problems: pr.append(f"script error: {e}"))
+    page.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]|data:|blob:|about:).*"),
+               lambda route, pr=problems: (pr.append(f"fetched from outside: {route.request.url}"), route.abort()))
+    url = f"{base}/{page_name}.html"
+    response = page.goto(url, wait_until="domcontentloaded")
+    if response is None or not response.ok:
+        problems.append(f"HTTP {response.status if response else 'no response'} for {url}")
+    if page_name.endswith("/index"):
+        found = page.locator("table a.reference.internal").count()  # the table of modules and chapters
+        what = f"{found} links"
+    else:
+        found = page.locator("dl.py").count()  # autodoc's entries: classes, functions, methods
+        what = f"{found} autodoc entries"
+    if not found:
+        problems.append(f"no {what.split(' ', 1)[1]}: the reference is empty")
+    print(f"{'ok' if not problems else 'FAIL':4} {page_name} at {WIDTHS['desktop']} px: {what}")
+    for pr in problems:
+        print(f"     - {pr}")
+    page.close()
+    return bool(problems)
 
 
 def check(site: Path, root: Path, screenshots: Path | None, chromium: str, language: str = "en",
@@ -294,14 +336,19 @@ def check(site: Path, root: Path, screenshots: Path | None, chromium: str, langu
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             for page_name in pages:
-                for width_name, width in WIDTHS.items():
-                    failures += check_page(browser, base, page_name, width_name, width, screenshots, root, language)
+                if page_name.startswith(API):
+                    failures += check_api_page(browser, base, page_name)
+                else:
+                    failures += check_page(browser, base, page_name, screenshots, root, language)
             failures += len(check_search(browser, base, SEARCH_WORD.get(language, SEARCH_WORD["en"])))
             browser.close()
     finally:
         server.shutdown()
-    print(f"{len(pages) * len(WIDTHS) - failures}/{len(pages) * len(WIDTHS)} page views passed "
-          f"({len(pages)} pages at {' and '.join(f'{w} px' for w in WIDTHS.values())})")
+    api = sum(p.startswith(API) for p in pages)
+    views = (len(pages) - api) * len(WIDTHS) + api
+    print(f"{views - failures}/{views} page views passed ({len(pages) - api} pages at "
+          f"{' and '.join(f'{w} px' for w in WIDTHS.values())}, {api} API reference pages at "
+          f"{WIDTHS['desktop']} px)")
     return 1 if failures else 0
 
 

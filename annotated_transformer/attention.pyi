@@ -1,0 +1,40 @@
+# Type stubs of annotated_transformer.attention, written by tools/make_stubs.py from the imported package: do not edit.
+# Regenerate with `python tools/make_stubs.py` after nbdev_export.
+"""Paper: §3.2.1. Scaled dot-product attention, softmax(QKᵀ/√d_k)V, written out and as PyTorch's fused kernel."""
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ['check_mask', 'attention', 'fused_attention']
+
+def check_mask(mask: Tensor, scores_shape: tuple[int, ...] | torch.Size) -> None:
+    """Raise a clear error unless `mask` is a bool tensor that broadcasts to `scores_shape`.
+
+    Parameters:
+    - mask: bool, True = may attend; must broadcast to `scores_shape`
+    - scores_shape: shape of the attention scores, (..., n_queries, n_keys)
+    """
+
+def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., dropout: nn.Module | None = ...) -> tuple[Tensor, Tensor]:
+    """Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V (§3.2.1), explicitly.
+
+    Parameters:
+    - query: (..., n_queries, d_k)
+    - key: (..., n_keys, d_k)
+    - value: (..., n_keys, d_v)
+    - mask: bool, True = may attend; broadcasts to (..., n_queries, n_keys)
+    - dropout: applied to the attention weights (Harvard/PyTorch; not in the paper)
+    - returns: output (..., n_queries, d_v) and the weights (..., n_queries, n_keys)
+    """
+
+def fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., dropout_p: float = ...) -> Tensor:
+    """The same attention through PyTorch's fused `scaled_dot_product_attention`; fully masked rows give zeros.
+
+    Parameters:
+    - query: (..., n_queries, d_k)
+    - key: (..., n_keys, d_k)
+    - value: (..., n_keys, d_v)
+    - mask: bool, True = may attend; broadcasts to (..., n_queries, n_keys)
+    - dropout_p: dropout probability on the attention weights (pass 0.0 when evaluating)
+    - returns: output (..., n_queries, d_v)
+    """

@@ -1,0 +1,92 @@
+# Type stubs of annotated_transformer.batching, written by tools/make_stubs.py from the imported package: do not edit.
+# Regenerate with `python tools/make_stubs.py` after nbdev_export.
+"""Paper: §5.1. Special token ids, the padded batch for teacher forcing, and batching by length under a token budget."""
+
+from torch import Tensor
+from typing import Any, Callable, Iterator, Sequence
+
+__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'TokenBatchSampler', 'DataBundle', 'register_data', 'get_data_builder']
+PAD: int
+BOS: int
+EOS: int
+UNK: int
+
+class Batch:
+    """A padded batch of sentence pairs, ready for `EncoderDecoder` (all tensors batch-first)."""
+    src: Tensor
+    tgt_in: Tensor
+    tgt_out: Tensor
+    src_mask: Tensor
+    tgt_mask: Tensor
+    ntokens: int
+    src_ntokens: int
+    def __len__(self) -> int: ...
+    def to(self, device, non_blocking: bool = ...) -> Batch:
+        """The same batch with every tensor moved to `device`."""
+    def __init__(self, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, src_mask: Tensor, tgt_mask: Tensor, ntokens: int, src_ntokens: int) -> None: ...
+
+def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad: int = ..., bos: int = ..., eos: int = ..., pad_to_multiple: int = ...) -> Batch:
+    """Pad `pairs` into a `Batch`: `src` = ids+EOS, `tgt_in` = BOS+ids, `tgt_out` = ids+EOS, plus masks.
+
+    Parameters:
+    - pairs: (source ids, target ids), without special tokens
+    - pad: padding id
+    - bos: beginning-of-sentence id (first decoder input)
+    - eos: end-of-sentence id (ends every source and every label sequence)
+    - pad_to_multiple: round both padded lengths up to a multiple of this (fewer shapes to compile)
+    """
+SOURCE_ALLOWANCE: int
+
+class TokenBatchSampler:
+    """Batches of pair indices grouped by length, each within a padded target-token budget; seeded, infinite, resumable."""
+    epoch: Any
+    max_tokens: Any
+    num_shards: Any
+    position: Any
+    rebatch: Any
+    seed: Any
+    shuffle: Any
+    src_lens: Any
+    tgt_lens: Any
+    def __init__(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], max_tokens: int, seed: int = ..., shuffle: bool = ..., num_shards: int = ..., rebatch: bool = ...) -> None:
+        """Parameters:
+        - pairs: (source ids, target ids) without special tokens
+        - max_tokens: budget: pairs × longest target ≤ max_tokens (× longest source ≤ 4 max_tokens)
+        - seed: the plan of epoch e depends only on (seed, e)
+        - shuffle: False: batches in length order (for evaluation)
+        - num_shards: DDP world size: a batch holds at least this many pairs
+        - rebatch: True: cut batches anew each epoch; False: cut them once
+        """
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        """The batches (lists of pair indices) of `epoch`, in the order they are used."""
+    def __len__(self) -> int:
+        """Number of batches in the current epoch."""
+    def __iter__(self) -> Iterator[list[int]]:
+        """Yield batches forever, epoch after epoch, starting at the saved (epoch, position)."""
+    def state_dict(self) -> dict: ...
+    def load_state_dict(self, state: dict) -> None: ...
+
+class DataBundle:
+    """What a data builder returns: token-id pairs for training and evaluation, and the vocabulary facts."""
+    train: Sequence[tuple[Sequence[int], Sequence[int]]]
+    dev: Sequence[tuple[Sequence[int], Sequence[int]]]
+    src_vocab: int
+    tgt_vocab: int
+    pad: int
+    bos: int
+    eos: int
+    meta: dict
+    files: dict
+    def __init__(self, train: Sequence[tuple[Sequence[int], Sequence[int]]], dev: Sequence[tuple[Sequence[int], Sequence[int]]], src_vocab: int, tgt_vocab: int, pad: int = ..., bos: int = ..., eos: int = ..., meta: dict = ..., files: dict = ...) -> None: ...
+DATA_BUILDERS: dict[str, Callable[[Any], DataBundle] | str]
+
+def register_data(name: str, builder: Callable[[Any], DataBundle] | str) -> None:
+    """Make a data builder available to `annotated-transformer train --data NAME`.
+
+    Parameters:
+    - name: the value of --data that selects it
+    - builder: a function, or "module:function" imported when used
+    """
+
+def get_data_builder(name: str) -> Callable[[Any], DataBundle]:
+    """The builder registered as `name`, or the function named by `module:function`."""

@@ -1,0 +1,47 @@
+# Type stubs of annotated_transformer.compat, written by tools/make_stubs.py from the imported package: do not edit.
+# Regenerate with `python tools/make_stubs.py` after nbdev_export.
+"""Reading the settings that earlier releases of the package saved: renamed fields, flat model settings, old copy-task keys, a switch that did not exist."""
+
+__all__ = ['RENAMED_MODEL_KEYS', 'FLAT_MODEL_KEYS', 'COPY_KEYS', 'SAVED_MODEL_FIELDS', 'ADDED_MODEL_FIELDS', 'OLD_MODEL_FLAGS', 'RENAMED_DATA_OPTIONS', 'warn_renamed', 'upgrade_model_config', 'upgrade_train_config', 'upgrade_data_options']
+RENAMED_MODEL_KEYS: dict
+FLAT_MODEL_KEYS: dict
+COPY_KEYS: dict
+SAVED_MODEL_FIELDS: frozenset
+ADDED_MODEL_FIELDS: dict
+OLD_MODEL_FLAGS: dict
+RENAMED_DATA_OPTIONS: dict
+
+def warn_renamed(old: str, new: str) -> None:
+    """A DeprecationWarning naming the old and the new spelling, once per old spelling and process, pointed at the first caller outside the package: the line that typed it.
+
+    Parameters:
+    - old: the old spelling as typed: '--layers', "TrainConfig key 'layers'"
+    - new: what to write instead
+    """
+
+def upgrade_model_config(values: dict, source: str = ..., warn: bool = ...) -> dict:
+    """The saved model settings with today's field names (and fields added since).
+
+    Parameters:
+    - values: a saved TransformerConfig, e.g. a checkpoint's model_config
+    - source: names the file in an error
+    - warn: True: the names were typed, not read from a file (DeprecationWarning)
+    """
+
+def upgrade_train_config(values: dict, source: str = ..., warn: bool = ...) -> dict:
+    """The saved run settings in today's layout: model settings under 'model'.
+
+    Parameters:
+    - values: saved run settings: a config.json or a checkpoint's train_config
+    - source: names the file in an error
+    - warn: True: the names were typed, not read from a file (DeprecationWarning)
+    """
+
+def upgrade_data_options(options: dict, source: str = ..., warn: bool = ...) -> dict:
+    """The corpus builder's options with today's names.
+
+    Parameters:
+    - options: a run's data_options as given or saved
+    - source: names the file or flag in an error
+    - warn: True: the names were typed, not read from a file (DeprecationWarning)
+    """

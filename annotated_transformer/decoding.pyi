@@ -1,0 +1,147 @@
+# Type stubs of annotated_transformer.decoding, written by tools/make_stubs.py from the imported package: do not edit.
+# Regenerate with `python tools/make_stubs.py` after nbdev_export.
+"""Paper: §6.1 (beam search, length penalty, maximum output length, checkpoint averaging), with the length penalty of GNMT (Wu et al. 2016, the paper's reference [38])."""
+
+from annotated_transformer.model import EncoderDecoder
+from annotated_transformer.multihead import MultiHeadAttention
+from torch import Tensor
+from typing import Any, NamedTuple
+
+__all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search', 'attention_weights']
+
+class KVCache:
+    """Keys and values of one attention module kept between decoding steps, in a buffer written in place."""
+    capacity: Any
+    fixed: Any
+    length: Any
+    def __init__(self, fixed: bool = ..., capacity: int = ...) -> None:
+        """Parameters:
+        - fixed: True: computed once, at the first call (cross-attention over the encoder memory)
+        - capacity: positions to make room for at once (e.g. the longest output); it grows if needed
+        """
+    @property
+    def keys(self) -> Tensor: ...
+    @property
+    def values(self) -> Tensor: ...
+    def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Append the keys/values of new positions, (rows, h, n, d_k); return those of every position so far."""
+    def reorder(self, index: Tensor) -> None:
+        """Keep the rows `index` (long), in that order: beam search follows its hypotheses, finished sentences leave."""
+    def heads(self, attn: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """`attn`'s queries of the new positions, and the keys and values of every position so far: only what is new is projected."""
+
+class IncrementalDecoder:
+    """Run a model's decoder one target position at a time, with a key/value cache or by recomputing the prefix."""
+    caches: Any
+    embed: Any
+    length: Any
+    memory: Any
+    model: Any
+    position: Any
+    prefix: Any
+    src_mask: Any
+    use_cache: Any
+    def __init__(self, model: EncoderDecoder, memory: Tensor, src_mask: Tensor | None, use_cache: bool = ..., capacity: int = ...) -> None:
+        """Parameters:
+        - model: put it in eval mode: dropout would make the steps disagree
+        - memory: (rows, src_len, d_model): model.encode(src, src_mask), one row per sentence/hypothesis
+        - src_mask: (rows, 1, src_len) bool, True = real source token
+        - use_cache: False: re-run model.decode over the whole prefix at every step (the reference)
+        - capacity: positions to make room for in the cache at once (e.g. the longest output)
+        """
+    def step(self, tokens: Tensor) -> Tensor:
+        """Feed one token per row; return the log-probabilities of the token after it.
+
+        Parameters:
+        - tokens: (rows,) long: each row's token at position `self.length`
+        - returns: (rows, tgt_vocab): log p(next token | tokens so far, source)
+        """
+    def reorder(self, index: Tensor, memory: bool = ...) -> None:
+        """Keep the rows `index`, in that order.
+
+        Parameters:
+        - index: (new_rows,) long: new row r continues old row index[r]
+        - memory: False: every row keeps its sentence (reordering inside beams): skip the memory
+        """
+
+def greedy_decode(model: EncoderDecoder, src: Tensor, src_mask: Tensor | None, max_new_tokens: int | None = ..., bos: int = ..., eos: int = ..., pad: int = ..., use_cache: bool = ..., return_scores: bool = ...) -> Tensor | tuple[Tensor, Tensor]:
+    """Greedy decoding: encode once, then take the most probable token until each sentence has produced EOS.
+
+    Parameters:
+    - model: run in eval mode for the call (its modes are restored afterwards)
+    - src: (batch, src_len) source ids, right-padded with `pad`
+    - src_mask: (batch, 1, src_len) bool, True = real source token
+    - max_new_tokens: most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
+    - bos: first decoder input
+    - eos: ends a sentence
+    - pad: written after a sentence's EOS
+    - use_cache: False: recompute the whole prefix at every step (slow; the reference)
+    - return_scores: also return each generated token's log-probability (0.0 after EOS)
+    - returns: (batch, <= max_new_tokens) ids without BOS [, (batch, <= max_new_tokens) log-probs]
+    """
+
+def gnmt_length_penalty(length: int | float | Tensor, alpha: float = ...) -> float | Tensor:
+    """GNMT's length penalty lp(Y) = ((5 + |Y|) / 6)^α (Wu et al. 2016, §7), as used in §6.1.
+
+    Parameters:
+    - length: |Y|: generated tokens, EOS included
+    - alpha: α (0.6 in the paper); 0 turns the penalty off
+    """
+
+def beam_step(live_log_prob: Tensor, log_probs: Tensor, eos: int) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """Extend every live hypothesis of n sentences by one token.
+    Returns, each (n, 2k) and best first: the candidates' log-probabilities, the
+    hypothesis each extends (0..k-1), their tokens, and which of them finish (EOS among
+    the best k); and (n, k): the positions of the next live ones.
+
+    Parameters:
+    - live_log_prob: (n, k) float64: log p of each live hypothesis; -inf marks an empty slot
+    - log_probs: (n, k, V): log p(next token | hypothesis, source) from the decoder
+    - eos: the end-of-sentence id
+    """
+
+class Hypothesis:
+    """A finished hypothesis of beam search."""
+    tokens: list[int]
+    log_prob: float
+    score: float
+    def __init__(self, tokens: list[int], log_prob: float, score: float) -> None: ...
+
+class _StepLists(NamedTuple):
+    """One step of beam search as Python lists, row i for the i-th active sentence (one transfer from the device)."""
+    prefixes: Any
+    done: Any
+    cand: Any
+    rows: Any
+    live: Any
+    next_tokens: Any
+    next_rows: Any
+
+def beam_search(model: EncoderDecoder, src: Tensor, src_mask: Tensor | None, beam_size: int = ..., length_penalty: float = ..., max_new_tokens: int | None = ..., bos: int = ..., eos: int = ..., pad: int = ..., early_stopping: bool = ..., use_cache: bool = ..., return_hypotheses: bool = ..., trace: list | None = ...) -> Tensor | tuple[Tensor, list[list[Hypothesis]]]:
+    """Beam search with the GNMT length penalty, batched over sentences, reusing the KV cache (§6.1).
+
+    Parameters:
+    - model: run in eval mode for the call (its modes are restored afterwards)
+    - src: (batch, src_len) source ids, right-padded with `pad`
+    - src_mask: (batch, 1, src_len) bool, True = real source token
+    - beam_size: k, 4 in the paper (§6.1)
+    - length_penalty: α of the GNMT length penalty, 0.6 in the paper; 0: rank by log p
+    - max_new_tokens: most tokens per sentence, EOS included; None: its source length + 50 (§6.1)
+    - pad: fills the output after EOS
+    - early_stopping: stop a sentence once no live hypothesis can beat its best finished one
+    - use_cache: False: recompute the whole prefix at every step (the reference)
+    - return_hypotheses: also return each sentence's finished hypotheses, best first (<= k)
+    - trace: if a list: one record (a dict) per step is appended, for inspection
+    - returns: (batch, <= max_new_tokens) best hypotheses, PAD after EOS
+    """
+
+def attention_weights(model: EncoderDecoder, src: Tensor, tgt_in: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None) -> dict[str, Tensor]:
+    """The attention weights of every layer and head, for the three kinds of attention: one teacher-forced pass in eval mode.
+
+    Parameters:
+    - src: (batch, src_len) source ids
+    - tgt_in: (batch, tgt_len) the decoder's input: BOS, then the target
+    - src_mask: (batch, 1, src_len) bool, True = real source token
+    - tgt_mask: (batch, tgt_len, tgt_len) bool, True = may attend
+    - returns: kind -> weights (layers, batch, h, queries, keys)
+    """

@@ -1,0 +1,72 @@
+# Type stubs of annotated_transformer.torch_compare, written by tools/make_stubs.py from the imported package: do not edit.
+# Regenerate with `python tools/make_stubs.py` after nbdev_export.
+"""Our layers against PyTorch's own `nn.Transformer` with copied weights, the `torch` architecture for `--arch torch`, and the FLOPs of a training step."""
+
+from annotated_transformer.model import EncoderDecoder, TransformerConfig
+from torch import Tensor, nn
+from torch.nn import Module
+from typing import Any, Callable
+
+__all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'training_flops', 'counted_step_flops']
+
+def paper_dropouts_only(transformer: nn.Transformer) -> None:
+    """Switch off nn.Transformer's dropout on the attention weights and the feed-forward hidden layer, keeping §5.4's on each sublayer's output (make_model's default)."""
+
+class TorchTransformer(Module):
+    """torch.nn.Transformer behind the `EncoderDecoder` API, with make_model's embeddings, positions, generator and init."""
+    config: Any
+    generator: Any
+    h: Any
+    src_embed: Any
+    tgt_embed: Any
+    transformer: Any
+    arch: str
+    def __init__(self, src_vocab: int, tgt_vocab: int, N: int = ..., d_model: int = ..., d_ff: int = ..., h: int = ..., dropout: float = ..., share_embeddings: bool = ..., norm_first: bool = ..., max_positions: int = ..., positional: str = ..., init: str = ..., d_k: int | None = ..., inner_dropout: bool = ...) -> None:
+        """Parameters:
+        - tgt_vocab: vocabulary sizes
+        - h: as make_model
+        - share_embeddings: tie embeddings & pre-softmax weights (§3.4), as make_model
+        - norm_first: pre-norm layers (then nn.Transformer's final norms are kept)
+        - max_positions: rows of the positional table
+        - positional: "sinusoidal" or "learned", as make_model
+        - init: initialization rule, as make_model
+        - d_k: must be d_model / h: nn.MultiheadAttention has no narrower keys
+        - inner_dropout: keep nn.Transformer's attention and FFN-hidden dropout
+        """
+    def encode(self, src: Tensor, src_mask: Tensor | None) -> Tensor:
+        """Parameters:
+        - returns: (batch, src_len, d_model)
+        """
+    def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor, tgt_mask: Tensor | None = ...) -> Tensor:
+        """Parameters:
+        - returns: None: causal, as EncoderDecoder
+        """
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = ...) -> Tensor: ...
+
+def torch_to_ours(model: TorchTransformer) -> EncoderDecoder:
+    """Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: the same function, with chapter 08's KV cache.
+
+    Parameters:
+    - model: trained with --arch torch
+    """
+PEAK_FLOPS: dict
+
+def training_flops(model_config: TransformerConfig | dict, src_tokens: int, tgt_tokens: int, src_len: float, tgt_len: float) -> float:
+    """nanoGPT-style estimate of the FLOPs of one training step (forward + backward) of the encoder-decoder.
+
+    Parameters:
+    - model_config: the model (a checkpoint's model_config dict will do)
+    - src_tokens: source tokens per step (S)
+    - tgt_tokens: target tokens per step (T)
+    - src_len: average source sentence length (s̄)
+    - tgt_len: average target sentence length (t̄)
+    """
+
+def counted_step_flops(model: EncoderDecoder, batch, criterion: Callable[[Tensor, Tensor], Tensor]) -> int:
+    """FLOPs of one forward + backward pass on `batch`, as PyTorch's FlopCounterMode counts them.
+
+    Parameters:
+    - model: our model (its attention is run through the explicit path for the count)
+    - batch: a Batch (chapter 06b)
+    - criterion: e.g. LabelSmoothingLoss(..., reduction="sum")
+    """

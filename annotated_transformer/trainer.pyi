@@ -1,0 +1,106 @@
+# Type stubs of annotated_transformer.trainer, written by tools/make_stubs.py from the imported package: do not edit.
+# Regenerate with `python tools/make_stubs.py` after nbdev_export.
+"""Paper: §5.1–§5.4. The training loop: one update from a global batch, logging, evaluation, checkpoints that resume exactly, stopping, memory and DDP; then the copy task, trained on a CPU."""
+
+from annotated_transformer.train_config import TrainConfig
+from pathlib import Path
+from torch import nn
+from typing import Any, Callable, Sequence
+
+__all__ = ['Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+
+class Trainer:
+    """Train an `EncoderDecoder` on (source ids, target ids) pairs: one process, or one of many under torchrun."""
+    autocast: Any
+    bos: Any
+    cfg: Any
+    criterion: Any
+    ddp: Any
+    dev_pairs: Any
+    device: Any
+    eos: Any
+    history: Any
+    is_main: Any
+    last_checkpoint: Any
+    loss_module: Any
+    model: Any
+    model_config: Any
+    on_log: Any
+    optimizer: Any
+    out_dir: Any
+    pad: Any
+    pairs: Any
+    rank: Any
+    resumed_from: Any
+    sampler: Any
+    scheduler: Any
+    step: Any
+    step_module: Any
+    stopped: Any
+    world: Any
+    def __init__(self, model: nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], cfg: TrainConfig | None = ..., *, dev_pairs: Sequence | None = ..., out_dir: str | Path | None = ..., pad: int = ..., bos: int = ..., eos: int = ...) -> None:
+        """Parameters:
+        - model: an EncoderDecoder from make_model; its initial weights are the caller's
+        - pairs: training pairs, without special tokens
+        - cfg: the recipe (the model's own settings come from model.config)
+        - dev_pairs: held-out pairs for evaluation
+        - out_dir: where metrics.jsonl and checkpoints/ go (None: nowhere)
+        """
+    def train_step(self, batches: list[list[int]]) -> dict:
+        """One update on the global batch made of `batches` (lists of pair indices): returns its metrics."""
+    def next_batches(self) -> list[list[int]]:
+        """The sampler batches that make the next global batch."""
+    def fit(self, steps: int | None = ..., stop: Callable[[], int | bool] | None = ...) -> list[dict]:
+        """Train until `steps` updates have been made, or until `stop()` asks to stop after an update; returns the logged records.
+
+        Parameters:
+        - steps: train until this many updates have been made (default: cfg.steps)
+        - stop: asked before every update: a true value stops the run (see below)
+        """
+    def log(self, record: dict) -> None:
+        """Keep `record` in `history` and (rank 0, with out_dir) append it to OUT/metrics.jsonl, a whole line or nothing."""
+    def evaluate(self, pairs: Sequence | None = ...) -> dict:
+        """Label-smoothed loss and NLL per token on held-out pairs (shared out between ranks)."""
+    def save(self, path: str | Path | None = ...) -> Path | None:
+        """Checkpoint the run (collective under DDP: call it on every rank; rank 0 writes)."""
+    def load(self, path: str | Path) -> dict:
+        """Resume from a checkpoint: weights, optimizer, schedule, data position and RNG states."""
+    def rewind_metrics(self) -> list[dict]:
+        """Keep the records of OUT/metrics.jsonl up to `self.step` (rank 0); a torn last line is dropped with a warning."""
+    def largest_batch(self) -> tuple[int, int, int]:
+        """(sentence pairs per rank, source length, target length) of the largest batch: the longest pairs, at the budget."""
+    def step_memory(self, limit: int | None = ..., probe_tokens: int = ...) -> StepMemory | None:
+        """Measure what a training step on the largest batch takes (see the text); None where memory cannot be measured.
+
+        Parameters:
+        - limit: the memory the process may use (bytes): a measurement that might not fit is not run
+        - probe_tokens: the middle measurement: at least about this many target tokens
+        """
+
+class StepOutOfMemory(RuntimeError):
+    """A training update ran out of memory; `checkpoint` holds the run at its last completed update (`step`)."""
+    checkpoint: Any
+    step: Any
+    def __init__(self, message: str, step: int, checkpoint: Path | None) -> None: ...
+
+class StepMemory:
+    """The memory of a training step on the largest batch, measured by `Trainer.step_memory` (bytes)."""
+    peak: int
+    sentences: int
+    src_len: int
+    tgt_len: int
+    fixed: int
+    per_sentence: float
+    measured: tuple[int, ...]
+    def at(self, sentences: int) -> int:
+        """The peak of a step on `sentences` pairs of the same lengths."""
+    def sentences_at(self, max_tokens: int, world: int = ...) -> int:
+        """Pairs per rank in the largest batch under another token budget (0: not even one of the longest pairs fits)."""
+    def __init__(self, peak: int, sentences: int, src_len: int, tgt_len: int, fixed: int, per_sentence: float, measured: tuple[int, ...]) -> None: ...
+
+def init_distributed(device: str | None = ...) -> tuple[int, int]:
+    """Join the process group described by torchrun's environment (RANK, WORLD_SIZE, ...); returns (rank, world_size).
+
+    Parameters:
+    - device: the training device setting (cuda → nccl, anything else → gloo)
+    """

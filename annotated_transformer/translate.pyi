@@ -1,0 +1,108 @@
+# Type stubs of annotated_transformer.translate, written by tools/make_stubs.py from the imported package: do not edit.
+# Regenerate with `python tools/make_stubs.py` after nbdev_export.
+"""Paper: §5 (training data, batching, the recipe) and §6.1 (beam search, checkpoint averaging, BLEU): the pieces put together, trained, decoded and scored."""
+
+import os
+import torch
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+__all__ = ['DECODING_FILE', 'TUNE_ALPHAS', 'TUNE_AVERAGES', 'run_dir_of', 'Translator', 'bleu_and_chrf', 'repeats', 'score_translations', 'format_scores', 'length_warning', 'evaluate_translator', 'tune_decoding', 'chosen_decoding', 'translate_main', 'evaluate_main']
+
+def run_dir_of(path: str | os.PathLike) -> Path:
+    """The run directory of `path`: itself, or for a checkpoint file OUT/checkpoints/step_N.pt, OUT."""
+
+class Translator:
+    """A trained model and its tokenizer: sentences in, translations out (greedy or beam search, batched by length)."""
+    avg: Any
+    checkpoints: Any
+    corpus: Any
+    device: Any
+    model: Any
+    model_config: Any
+    run_dir: Any
+    tokenizer: Any
+    use_cache: Any
+    def __init__(self, path: str | os.PathLike, avg: int = ..., tokenizer: str | os.PathLike | None = ..., device: str | torch.device | None = ..., convert: bool = ...) -> None:
+        """Parameters:
+        - path: a run directory (newest checkpoint) or a checkpoint file
+        - avg: average the weights of the last `avg` checkpoints of the run (§6.1: 5 for the base model)
+        - tokenizer: default: OUT/tokenizer.model, written by `--data corpus`
+        - device: "auto": the best device present
+        - convert: an --arch torch model: decode with its weights in our implementation (same function, with the KV cache); False: decode with nn.Transformer itself (no cache: slower)
+        """
+    def prepare(self, text: str) -> str:
+        """The source text as the training data saw it (e.g. without word-segmentation spaces in Chinese)."""
+    def translate(self, sentences: Sequence[str], beam_size: int = ..., length_penalty: float = ..., greedy: bool = ..., batch_size: int = ..., max_tokens: int = ...) -> list[str]:
+        """Translate `sentences`: encode, sort by length, decode in batches, detokenize, restore the order.
+
+        Parameters:
+        - sentences: source sentences; an empty one is translated as an empty string
+        - beam_size: k of beam search (§6.1: 4)
+        - length_penalty: α of beam search (§6.1: 0.6)
+        - greedy: greedy decoding instead of beam search
+        - batch_size: most sentences decoded together
+        - max_tokens: most padded source tokens per batch (beam search multiplies them by k)
+        - returns: detokenized translations, in the order of `sentences`
+        """
+    def attention_maps(self, sentence: str, translation: str | None = ..., layer: int = ...) -> dict:
+        """The attention weights of one layer for one sentence pair, averaged over heads (for heat maps).
+
+        Parameters:
+        - sentence: a source sentence
+        - translation: the target side to feed (teacher forcing); default: the beam translation
+        - layer: which encoder/decoder layer
+        - returns: tokens and head-averaged weights of the three kinds of attention, as plain lists
+        """
+
+def bleu_and_chrf(tgt_lang: str | None = ...): ...
+
+def repeats(text: str, n: int = ...) -> bool:
+    """Whether some run of `n` words occurs twice in `text`: greedy decoding caught in a loop repeats itself."""
+
+def score_translations(hypotheses: Sequence[str], references: Sequence[str], tgt_lang: str | None = ...) -> dict:
+    """Corpus BLEU and chrF with sacrebleu, each with its signature.
+
+    Parameters:
+    - hypotheses: detokenized system output, one per sentence
+    - references: detokenized references, same order
+    - tgt_lang: target language code (picks BLEU's tokenizer for zh/ja/ko)
+    - returns: {"bleu": {...}, "chrf": {...}}, each with score, signature and sacrebleu's full line
+    """
+
+def format_scores(scores: dict) -> str:
+    """Each score as sacrebleu prints it, with its signature; then the output's length against the references."""
+
+def length_warning(scores: dict, tolerance: float = ...) -> str | None:
+    """One line when the output is more than `tolerance` shorter or longer than the references; else None."""
+
+def evaluate_translator(translator: Translator, split: str = ..., limit: int | None = ..., greedy: bool = ..., beam_size: int = ..., length_penalty: float = ..., batch_size: int = ..., samples: int = ...) -> dict:
+    """Translate a split of the run's corpus and score it; a JSON-able record.
+
+    Parameters:
+    - split: which split of the run's corpus
+    - limit: only the first `limit` pairs of the split
+    - samples: how many example translations to keep (evenly spread over the split)
+    """
+DECODING_FILE: str
+TUNE_ALPHAS: tuple
+TUNE_AVERAGES: tuple
+
+def tune_decoding(run: str | os.PathLike, alphas: Sequence[float] = ..., averages: Sequence[int] = ..., beam_size: int = ..., batch_size: int = ..., device: str = ..., limit: int | None = ..., log: Callable[[str], None] | None = ...) -> dict:
+    """Choose α and the checkpoints to average by BLEU on the *dev* split (greedy is a candidate); write OUT/decoding.json.
+
+    Parameters:
+    - run: a run directory trained with --data corpus
+    - beam_size: k of beam search (§6.1: 4)
+    - limit: only the first `limit` dev pairs (for quick checks)
+    - log: called with one line per setting tried
+    """
+
+def chosen_decoding(run: str | os.PathLike) -> dict | None:
+    """What `tune_decoding` chose for `run` ({'avg': K, 'decoding': {...}}), or None if it was never tuned."""
+
+def translate_main(argv: Sequence[str] | None = ...) -> int:
+    """`annotated-transformer translate`: translate sentences, one per line, with a trained run."""
+
+def evaluate_main(argv: Sequence[str] | None = ...) -> int:
+    """`annotated-transformer evaluate`: BLEU and chrF (sacrebleu) of a trained run on its corpus, or of two files."""

@@ -1,0 +1,48 @@
+"""What the package declares about itself: its licences (the code's and the shipped corpus's), the lowest torch it
+claims (the one CI tests), and that the library imports without its optional extras (matplotlib: `[book]`)."""
+import configparser
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import subprocess_env
+
+REPO = Path(__file__).resolve().parents[1]
+SETTINGS = configparser.ConfigParser(delimiters=["="])
+SETTINGS.read(REPO / "settings.ini", encoding="utf-8")
+CFG = SETTINGS["DEFAULT"]
+
+
+def test_the_shipped_corpus_licence_is_declared():
+    corpora = REPO / "annotated_transformer" / "corpora"
+    shipped = sorted(p.name for p in corpora.iterdir() if p.suffix == ".txt")
+    assert shipped == ["cmn-eng.txt"], f"a new data file ships: declare its licence in NOTICE and settings.ini ({shipped})"
+    assert "CC-BY 2.0 FR" in (corpora / "README.md").read_text(encoding="utf-8")
+    notice = (REPO / "NOTICE").read_text(encoding="utf-8")
+    assert "annotated_transformer/corpora/cmn-eng.txt" in notice and "CC-BY 2.0 FR" in notice
+    assert CFG["license_expression"] == "MIT AND LicenseRef-CC-BY-2.0-FR"
+    setup = (REPO / "setup.py").read_text(encoding="utf-8")
+    assert 'license_expression=cfg["license_expression"]' in setup and '"NOTICE"' in setup
+
+
+def test_the_lowest_torch_claimed_is_the_one_ci_installs():
+    tested = re.search(r"TORCH_SPEC:-torch==(\d+\.\d+)", (REPO / "tools" / "install.sh").read_text()).group(1)
+    claimed = re.search(r"(?:^|\s)torch>=(\S+)", CFG["requirements"]).group(1)
+    assert claimed == tested, f"settings.ini claims torch>={claimed}; CI tests torch {tested}"
+
+
+def test_matplotlib_is_an_extra_the_dev_install_includes():
+    requirements = CFG["requirements"].split()
+    assert not any(r.startswith("matplotlib") for r in requirements)
+    assert any(r.startswith("matplotlib") for r in CFG["book_requirements"].split())
+    assert any(r.startswith("matplotlib") for r in CFG["dev_requirements"].split())  # tools/install.sh: .[dev]
+
+
+def test_the_library_imports_without_matplotlib():
+    code = ("import sys; sys.modules['matplotlib'] = None; sys.modules['matplotlib.pyplot'] = None\n"
+            "import annotated_transformer as at\n"
+            "print(at.make_model(11, 11, N=1, d_model=16, d_ff=32, h=2).__class__.__name__)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(),
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "EncoderDecoder", run.stderr[-2000:]
