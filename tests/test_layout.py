@@ -171,3 +171,15 @@ def test_chapter_references_in_the_package_name_the_right_chapter():
         wrong += [(m, f"{name} (chapter {c})", f"defined in {defined[name]}") for name, c in pairs
                   if name in defined and c in ids and ids[c] != defined[name]]
     assert not wrong, wrong
+
+
+def test_no_markdown_line_starts_with_a_percent_sign():
+    """MyST reads a line that starts with % as a comment and drops it from the page, so a paragraph wrapped just
+    before "%" ("here 23\\n% and 11 %") loses the rest of its line without a warning."""
+    found = []
+    for nb in sorted(Path(__file__).resolve().parents[1].joinpath("nbs").glob("*.ipynb")):
+        for i, cell in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "markdown":
+                found += [f"{nb.name} cell {i}: {line[:60]!r}" for line in "".join(cell["source"]).splitlines()
+                          if line.startswith("%")]
+    assert not found, f"markdown lines that MyST drops as comments: {found}"
