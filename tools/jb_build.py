@@ -16,7 +16,6 @@ import os
 import sys
 
 import jupyter_book.sphinx
-import sphinx.builders
 from jupyter_book.cli.main import main
 
 UNDECLARED = {  # extension -> why its setup is safe for parallel reading and writing
@@ -42,21 +41,6 @@ def _declare(name: str) -> None:
 
 for name in UNDECLARED:
     _declare(name)
-# Sphinx hands each process a chunk of about a dozen pages in alphabetical order, so one process may get several of
-# the slow notebooks while the other idles (a 2-core build measured 416 s against 351 s of execution per core).
-# One page per chunk lets the pool balance itself; the slowest notebooks go first so that none of them starts last.
-# The list is the execution times of the CI trial at 4bfdc0d, slowest first: a stale list costs balance, never
-# correctness.
-SLOWEST_FIRST = ["nbs/11_pitfalls", "nbs/08_decoding", "nbs/07b_trainer", "nbs/06c_copy_task", "nbs/13_decoder_only",
-                 "nbs/09e_five_languages", "nbs/05_sublayers", "nbs/07_training", "nbs/07c_train_command"]
-
-
-def one_page_chunks(docnames, nproc, maxbatch=10):
-    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
-    return [[name] for name in sorted(docnames, key=lambda name: rank.get(name, len(rank)))]
-
-
-sphinx.builders.make_chunks = one_page_chunks
 jobs = int(os.environ.get("BOOK_JOBS", min(4, os.cpu_count() or 1)))
 # jupyter-book's `build` imports build_sphinx from jupyter_book.sphinx when it runs, so this is the one it calls
 jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
