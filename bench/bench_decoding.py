@@ -19,7 +19,6 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,18 +35,7 @@ from annotated_transformer.model import make_model  # noqa: E402
 PAD, BOS, EOS = 0, 1, 2
 
 
-from provenance import cpu_name  # noqa: E402  (bench/provenance.py, next to this script)
-
-
-def git_commit() -> str:
-    try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True,
-                               check=True).stdout.strip()
-        return commit + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+from provenance import cpu_name, git_commit  # noqa: E402  (bench/provenance.py, next to this script)
 
 
 def timed(fn) -> float:

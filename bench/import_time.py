@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from provenance import cpu_name  # noqa: E402  (bench/provenance.py, next to this script)
+from provenance import cpu_name, git_commit  # noqa: E402  (bench/provenance.py, next to this script)
 
 BLOCK_MATPLOTLIB = "import sys; sys.modules['matplotlib'] = None; sys.modules['matplotlib.pyplot'] = None; "
 ROWS = {
@@ -38,17 +38,6 @@ ROWS = {
     "import annotated_transformer (no matplotlib)": BLOCK_MATPLOTLIB + "import annotated_transformer",
     "import matplotlib.pyplot": "import matplotlib.pyplot",
 }
-
-
-def git_commit() -> str:
-    try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True,
-                               check=True).stdout.strip()
-        return commit + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def time_import(statement: str) -> tuple[float, float] | None:
