@@ -75,9 +75,21 @@ def rewrite_notebook(text: str) -> str:
     return json.dumps(nb)
 
 
+# The labels of folded answers (`<details><summary>LABEL</summary>` in markdown cells: folded in Jupyter and on
+# the website alike). The HTML is not a message of the catalogs, so a translated edition swaps the label here.
+SUMMARY_LABELS = {"zh_CN": {"Expected outcome": "预期结果", "Answer": "答案"}}
+
+
+def translate_summaries(text: str, language: str | None) -> str:
+    "Replace the `<summary>` labels of folded answers by LANGUAGE's (unchanged for English or an unknown one)."
+    for english, translated in SUMMARY_LABELS.get(language or "en", {}).items():
+        text = text.replace(f"<summary>{english}</summary>", f"<summary>{translated}</summary>")
+    return text
+
+
 def _on_source_read(app, docname: str, source: list[str]) -> None:
     if Path(app.env.doc2path(docname)).suffix == ".ipynb":
-        source[0] = rewrite_notebook(source[0])
+        source[0] = translate_summaries(rewrite_notebook(source[0]), app.config.language)
 
 
 def _use_local_mathjax(app, config) -> None:

@@ -25,3 +25,10 @@ def test_the_other_directives_keep_nbdevs_meaning():
     hide, echo, output = _rewrite("#| hide\nz = 3\n", "#| echo: false\nplot()\n", "#| output: false\nrun()\n")
     assert hide["metadata"]["tags"] == ["remove-cell"]
     assert echo["metadata"]["tags"] == ["remove-input"] and output["metadata"]["tags"] == ["remove-output"]
+
+
+def test_the_labels_of_folded_answers_are_translated_in_the_chinese_edition_only():
+    md = "<details><summary>Expected outcome</summary>\n\nIt grows.\n\n</details>"
+    assert directives.translate_summaries(md, "zh_CN") == md.replace("Expected outcome", "预期结果")
+    assert directives.translate_summaries(md, "en") == md
+    assert directives.translate_summaries(md, None) == md
