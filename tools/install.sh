@@ -8,6 +8,28 @@ PY=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 
+# Debian's packages (a browser for the site check, a Chinese font) download while pip works: they are needed only by
+# the site check and one figure, and apt and pip fetch from different servers, so the two waits overlap.
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+need_browser=0; need_fonts=0
+[ "${SKIP_BROWSER:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1 && need_browser=1
+[ "${SKIP_FONTS:-0}" != 1 ] && ! fc-list 2>/dev/null | grep -qi "WenQuanYi Micro Hei" && need_fonts=1
+apt_log=$(mktemp)
+apt_pid=""
+if [ "$need_browser$need_fonts" != 00 ]; then
+  (
+    set -e
+    $SUDO apt-get update -qq
+    if [ "$need_browser" = 1 ]; then
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null || { echo browser; exit 1; }
+    fi
+    if [ "$need_fonts" = 1 ]; then
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fonts-wqy-microhei >/dev/null || echo fonts
+    fi
+  ) > "$apt_log" 2>&1 &
+  apt_pid=$!
+fi
+
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
@@ -29,20 +51,18 @@ if [ ! -f _mathjax/tex-svg.js ]; then
   rm -rf "$tmp"
 fi
 
-# A real browser for the site check (tools/check_site.py).
-if [ "${SKIP_BROWSER:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
-fi
-# A font with Chinese characters, for chapter 09b's attention maps of a Chinese sentence (optional: without it
-# matplotlib draws boxes for those labels). matplotlib caches its font list, so drop the cache after installing.
-if [ "${SKIP_FONTS:-0}" != 1 ] && ! fc-list 2>/dev/null | grep -qi "WenQuanYi Micro Hei"; then
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  if ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fonts-wqy-microhei) >/dev/null; then
-    rm -f "${MPLCONFIGDIR:-$HOME/.cache/matplotlib}"/fontlist-*.json
-  else
+# The Debian packages started above.
+if [ -n "$apt_pid" ]; then
+  apt_status=0; wait "$apt_pid" || apt_status=$?
+  if [ "$apt_status" != 0 ]; then
+    cat "$apt_log"; echo "install: apt-get could not install chromium (needed by tools/check_site.py)"; exit 1
+  fi
+  if grep -qx fonts "$apt_log"; then
     echo "install: could not install fonts-wqy-microhei; chapter 09b's Chinese labels will show boxes"
+  elif [ "$need_fonts" = 1 ]; then
+    # matplotlib caches its font list: drop the cache so that it finds the new font
+    rm -f "${MPLCONFIGDIR:-$HOME/.cache/matplotlib}"/fontlist-*.json
   fi
 fi
+rm -f "$apt_log"
 echo "install: ok ($("$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)'))"
