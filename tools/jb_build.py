@@ -16,6 +16,8 @@ import os
 import sys
 
 import jupyter_book.sphinx
+import sphinx.builders
+import sphinx.util.parallel
 from jupyter_book.cli.main import main
 
 UNDECLARED = {  # extension -> why its setup is safe for parallel reading and writing
@@ -41,6 +43,34 @@ def _declare(name: str) -> None:
 
 for name in UNDECLARED:
     _declare(name)
+# Reading: Sphinx hands each process a chunk of about seventeen pages in alphabetical order, so one process got most
+# of the slow notebooks (06c, 07b, 08, 09b: about 380 s of execution in one chunk of the English edition, against
+# about 240 s for all the other chunks together) while the other idled. The slowest notebooks are read first, each as
+# a chunk of its own, so that the pool balances itself; the other pages keep Sphinx's chunks (every chunk returns a
+# pickled copy of the environment, which is why one chunk per page made the Chinese edition slower). The list is the
+# execution times of the English edition in the CI trial at efb92b7, slowest first: a stale list costs balance,
+# never correctness. Writing keeps Sphinx's own chunks.
+SLOWEST_FIRST = ["nbs/11_pitfalls", "nbs/08_decoding", "nbs/06c_copy_task", "nbs/07b_trainer", "nbs/09e_five_languages",
+                 "nbs/09b_translate", "nbs/07c_train_command", "nbs/09a2_subwords", "nbs/06_model"]
+
+
+def slowest_first_chunks(docnames: list[str], nproc: int) -> list[list[str]]:
+    "Each of SLOWEST_FIRST that is to be read as a chunk of its own, first; then Sphinx's chunks of the rest."
+    slow = [name for name in SLOWEST_FIRST if name in docnames]
+    rest = [name for name in docnames if name not in slow]
+    return [[name] for name in slow] + (sphinx.util.parallel.make_chunks(rest, nproc) if rest else [])
+
+
+def _read_parallel(self, docnames: list[str], nproc: int, _read=sphinx.builders.Builder._read_parallel) -> None:
+    chunks = sphinx.builders.make_chunks
+    sphinx.builders.make_chunks = slowest_first_chunks  # the name _read_parallel looks up, for this call only
+    try:
+        _read(self, docnames, nproc)
+    finally:
+        sphinx.builders.make_chunks = chunks
+
+
+sphinx.builders.Builder._read_parallel = _read_parallel
 jobs = int(os.environ.get("BOOK_JOBS", min(4, os.cpu_count() or 1)))
 # jupyter-book's `build` imports build_sphinx from jupyter_book.sphinx when it runs, so this is the one it calls
 jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
