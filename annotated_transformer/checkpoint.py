@@ -65,9 +65,12 @@ class RunWriteError(OSError):
     ("A file of a run could not be written (a full disk, no permission, a folder that is gone): "
      "names the file and why.")
 
-    def __init__(self, path: str | Path, error: OSError):
-        self.path, self.reason = Path(path), error.strerror or str(error)
-        super().__init__(error.errno, self.reason, str(path))
+    def __init__(self, path: str | Path, error: Exception):
+        # an OSError's reason ("No space left on device"), else its message's first line
+        why = (getattr(error, "strerror", None) or str(error).strip()
+               or type(error).__name__)
+        self.path, self.reason = Path(path), why.splitlines()[0]
+        super().__init__(getattr(error, "errno", None), self.reason, str(path))
 
     def __str__(self) -> str:
         return f"cannot write {self.path}: {self.reason}"
@@ -81,17 +84,43 @@ def _fsync_folder(folder: Path) -> None:
         finally:
             os.close(fd)
 
+# %% ../nbs/06d_checkpoints.ipynb #3b774d60
+class _WatchedFile:
+    ("The file `write` gets: it passes writes on and remembers the first OSError "
+     "(torch's zip writer replaces it with a RuntimeError: \"unexpected pos ...\").")
+
+    def __init__(self, f: BinaryIO):
+        self.f, self.error = f, None
+
+    def write(self, data) -> int:
+        try:
+            return self.f.write(data)
+        except OSError as e:
+            self.error = self.error or e
+            raise
+
+    def flush(self) -> None:
+        self.f.flush()
+
+def _zip_writer_failed(e: Exception) -> bool:
+    "Is `e` torch's zip writer saying that it could not write (not a pickling error)?"
+    return isinstance(e, RuntimeError) and any(
+        mark in str(e) for mark in ("PytorchStreamWriter", "inline_container"))
+
+# %% ../nbs/06d_checkpoints.ipynb #3671d535
 def _atomic_write(path: Path, write: Callable[[BinaryIO], Any]) -> Path:
     ("Write `path` with `write(file)` into a temporary file next to it, then `os.replace` it: "
      "all or nothing.")
     tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
+    watched = None
     try:
         # os.open with mode 0o666 lets the umask decide, as for every other file of a run
         # (mkstemp would give 0600)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
         try:
             with os.fdopen(fd, "wb") as f:
-                write(f)
+                watched = _WatchedFile(f)
+                write(watched)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
@@ -102,6 +131,14 @@ def _atomic_write(path: Path, write: Callable[[BinaryIO], Any]) -> Path:
             raise
     except OSError as e:
         raise RunWriteError(path, e) from None
+    except Exception as e:
+        # a write that failed under the writer (a full disk in torch.save): one line;
+        # anything else (an object that cannot be pickled: a bug) is raised as it is
+        if watched is not None and watched.error is not None:
+            raise RunWriteError(path, watched.error) from None
+        if _zip_writer_failed(e):
+            raise RunWriteError(path, e) from None
+        raise
     _fsync_folder(path.parent)
     return path
 

@@ -5,7 +5,7 @@
 import torch
 from pathlib import Path
 from torch import Tensor, nn
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ['CHECKPOINT_FORMAT', 'rng_state', 'set_rng_state', 'RunWriteError', 'atomic_torch_save', 'atomic_write_bytes', 'append_line', 'save_checkpoint', 'safe_torch_load', 'load_checkpoint', 'checkpoint_path', 'checkpoint_step', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints', 'average_checkpoints', 'last_checkpoints', 'model_checkpoints', 'load_model']
 
@@ -20,7 +20,15 @@ class RunWriteError(OSError):
     """A file of a run could not be written (a full disk, no permission, a folder that is gone): names the file and why."""
     path: Any
     reason: Any
-    def __init__(self, path: str | Path, error: OSError) -> None: ...
+    def __init__(self, path: str | Path, error: Exception) -> None: ...
+
+class _WatchedFile:
+    """The file `write` gets: it passes writes on and remembers the first OSError (torch's zip writer replaces it with a RuntimeError: "unexpected pos ...")."""
+    error: Any
+    f: Any
+    def __init__(self, f: BinaryIO) -> None: ...
+    def write(self, data) -> int: ...
+    def flush(self) -> None: ...
 
 def atomic_torch_save(obj: Any, path: str | Path) -> Path:
     """`torch.save(obj, path)` via a temporary file in the same directory and `os.replace`: all or nothing."""
