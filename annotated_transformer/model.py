@@ -30,6 +30,8 @@ from .multihead import MultiHeadAttention, check_2d_mask
 from .positional import LearnedPositionalEncoding
 from .positional import PositionalEncoding
 from .positional import RotaryPositions, apply_rotary
+from .positional import (RELATIVE_CLIP, RelativeAttention,
+                                              RelativePositions)
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 
 # %% ../nbs/06_model.ipynb #2d686a2e
@@ -307,6 +309,8 @@ POSITIONAL_ENCODINGS = {
     "learned": LearnedPositionalEncoding,  # Table 3 (E)
     # beyond the paper: rotary positions in the self-attentions (ch. 04)
     "rope": RotaryPositions,
+    # beyond the paper: relative positions in the self-attentions (ch. 04)
+    "relative": RelativePositions,
 }
 INITS = ("default", "harvard")  # the rules of init_weights (below)
 
@@ -328,7 +332,7 @@ class TransformerConfig:
     norm_first: bool = False  # False: the paper's post-norm; True: the pre-norm variant
     # rows of the positional table: the longest sequence the model accepts
     max_positions: int = 5000
-    # a key of POSITIONAL_ENCODINGS: sinusoidal (§3.5), learned (Table 3, E) or rope
+    # POSITIONAL_ENCODINGS key: sinusoidal (§3.5), learned (Table 3, E), rope, relative
     positional: str = "sinusoidal"
     init: str = "default"  # one of INITS: how init_weights draws the weights
     d_k: int | None = None  # query/key width per head; None: d_model / h (Table 3, B)
@@ -468,12 +472,17 @@ def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     c = copy.deepcopy
     d_model, dropout, norm_first = config.d_model, config.dropout, config.norm_first
     inner = dropout if config.inner_dropout else 0.0  # weights and FFN hidden layer
-    attn = self_attn = MultiHeadAttention(config.h, d_model, inner, d_k=config.d_k)
-    # chapter 04: turn the queries and keys of the self-attentions, not of the cross one
+    attn = MultiHeadAttention(config.h, d_model, inner, d_k=config.d_k)
+    # chapter 04, in the self-attentions only: RoPE turns queries and keys; relative
+    # positions (Shaw et al., 2018, k = 16) add a^K to the keys and a^V to the values
+    extra = {}
     if config.positional == "rope":
-        self_attn = MultiHeadAttention(
-            config.h, d_model, inner, d_k=config.d_k, rotate=apply_rotary
-        )
+        extra = {"rotate": apply_rotary}
+    elif config.positional == "relative":
+        extra = {"relative": RelativeAttention(attn.d_k, attn.d_v)}
+    # (a second module only when it differs: every module built draws from the RNG)
+    self_attn = MultiHeadAttention(config.h, d_model, inner, d_k=config.d_k,
+                                   **extra) if extra else attn
     ff = PositionwiseFeedForward(d_model, config.d_ff, inner)
     positional = POSITIONAL_ENCODINGS[config.positional]
     position = positional(d_model, dropout, config.max_positions)
@@ -483,13 +492,9 @@ def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     tie_embeddings(config, src_embed, tgt_embed, generator)
     enc_layer = EncoderLayer(d_model, c(self_attn), c(ff), dropout, norm_first)
     dec_layer = DecoderLayer(d_model, c(self_attn), c(attn), c(ff), dropout, norm_first)
-    model = EncoderDecoder(
-        Encoder(enc_layer, config.N),
-        Decoder(dec_layer, config.N),
-        nn.Sequential(src_embed, c(position)),
-        nn.Sequential(tgt_embed, c(position)),
-        generator,
-    )
+    model = EncoderDecoder(Encoder(enc_layer, config.N), Decoder(dec_layer, config.N),
+                           nn.Sequential(src_embed, c(position)),
+                           nn.Sequential(tgt_embed, c(position)), generator)
     model.config = config
     init_weights(model, config.init)
     return model
@@ -507,7 +512,7 @@ def make_model(
     share_embeddings: bool = True,
     norm_first: bool = False,  # pre-norm variant instead of the paper's post-norm
     max_positions: int = 5000,  # longest sequence the positional table covers
-    # "sinusoidal" (§3.5), "learned" (Table 3, row E) or "rope" (chapter 04)
+    # "sinusoidal" (§3.5), "learned" (Table 3, row E), "rope" or "relative" (chapter 04)
     positional: str = "sinusoidal",
     init: str = "default",  # initialization rule: "default" or "harvard"
     # width of each head's queries and keys (None: d_model / h; Table 3, row B)
@@ -603,7 +608,7 @@ def transformer_parameter_count(config: TransformerConfig) -> int:
     ("Parameter count of `make_model_from_config(config)` by formula "
      "(each shared parameter once).")
     d, d_ff, N = config.d_model, config.d_ff, config.N
-    d_k, _ = config.head_dims
+    d_k, d_v = config.head_dims
     # w_q, w_k (h d_k wide), w_v, w_o
     attention = 2 * (d * config.h * d_k + config.h * d_k) + 2 * (d * d + d)
     feed_forward = 2 * d * d_ff + d_ff + d  # w_1, w_2 with biases
@@ -614,6 +619,8 @@ def transformer_parameter_count(config: TransformerConfig) -> int:
     # a learned table has a row per position;
     # the source and target sides each get their own copy
     positions = 2 * config.max_positions * d if config.positional == "learned" else 0
+    if config.positional == "relative":  # 2k + 1 rows of d_k and d_v per self-attention
+        positions = 2 * N * (2 * RELATIVE_CLIP + 1) * (d_k + d_v)
     # the three V x d matrices (source table, target table, generator weight),
     # a shared one counted once
     if len(config.tied) == 3:

@@ -230,7 +230,7 @@ def make_model(src_vocab: int, tgt_vocab: int, N: int = ..., d_model: int = ...,
     - share_embeddings: tie the embeddings and the pre-softmax projection (§3.4; see TransformerConfig)
     - norm_first: pre-norm variant instead of the paper's post-norm
     - max_positions: longest sequence the positional table covers
-    - positional: "sinusoidal" (§3.5), "learned" (Table 3, row E) or "rope" (chapter 04)
+    - positional: "sinusoidal" (§3.5), "learned" (Table 3, row E), "rope" or "relative" (chapter 04)
     - init: initialization rule: "default" or "harvard"
     - d_k: width of each head's queries and keys (None: d_model / h; Table 3, row B)
     - inner_dropout: also drop attention weights and the FFN hidden layer (Harvard's, not the paper's)

@@ -19,8 +19,8 @@ from .checks import check_probability
 __all__ = ['MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
 
 # %% ../nbs/03_multihead.ipynb #f995504b
-def _check_heads(h: int, d_model: int, d_k: int | None) -> None:
-    "Refuse head counts and widths that cannot split d_model."
+def _check_heads(h: int, d_model: int, d_k: int | None, relative=None) -> None:
+    "Refuse head counts and widths that cannot split d_model (or relative tables)."
     if h < 1:
         raise ValueError(f"h must be a positive number of heads, got h={h}")
     if d_model % h != 0:
@@ -28,6 +28,10 @@ def _check_heads(h: int, d_model: int, d_k: int | None) -> None:
     bad_d_k = isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1
     if d_k is not None and bad_d_k:
         raise ValueError(f"d_k must be a positive integer or None, got {d_k!r}")
+    d_v, d_k = d_model // h, d_model // h if d_k is None else d_k
+    if relative is not None and (relative.d_k, relative.d_v) != (d_k, d_v):
+        raise ValueError(f"relative positions of widths ({relative.d_k}, "
+                         f"{relative.d_v}) do not fit heads of d_k={d_k}, d_v={d_v}")
 
 # %% ../nbs/03_multihead.ipynb #56c8fb23
 class MultiHeadAttention(nn.Module):
@@ -41,15 +45,17 @@ class MultiHeadAttention(nn.Module):
         bias: bool = True,  # biases in the projections (the paper's formula has none)
         d_k: int | None = None,  # query/key width; None: d_model // h (Table 3, B)
         rotate: Callable[[Tensor, Tensor], Tensor] | None = None,  # RoPE (chapter 04)
+        relative: nn.Module | None = None,  # relative positions (chapter 04)
     ):
         super().__init__()
-        _check_heads(h, d_model, d_k)
+        _check_heads(h, d_model, d_k, relative)
         check_probability(dropout)  # 0 <= p < 1, as the sublayers (chapter 05) check it
         self.h, self.d_model = h, d_model
         # d_v = d_model / h: the h heads concatenate to d_model; d_k = d_v unless given
         self.d_v = d_model // h
         self.d_k = self.d_v if d_k is None else d_k
         self.rotate = rotate  # (x, positions) -> x turned by position (self-attention)
+        self.relative = relative  # (q, k, v, mask, dropout) -> (output, weights)
         # W^Q, W^K, W^V of all heads at once (head i: features i*d_k ... (i+1)*d_k - 1)
         self.w_q = nn.Linear(d_model, h * self.d_k, bias=bias)
         self.w_k = nn.Linear(d_model, h * self.d_k, bias=bias)
@@ -180,7 +186,10 @@ def forward(
     q, k, v = self.heads(query, key, value, cache)
     mask = self._head_mask(mask, b, n, k.size(2))
     # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)
-    if self.keep_weights:
+    if self.relative is not None:  # chapter 04: offsets j - i inside the attention
+        x, weights = self.relative(q, k, v, mask, dropout=self.dropout)
+        self.attn = weights.detach() if self.keep_weights else None
+    elif self.keep_weights:
         x, weights = attention(q, k, v, mask, dropout=self.dropout)
         self.attn = weights.detach()
     else:

@@ -17,12 +17,13 @@ class MultiHeadAttention(Module):
     dropout: Any
     h: Any
     keep_weights: Any
+    relative: Any
     rotate: Any
     w_k: Any
     w_o: Any
     w_q: Any
     w_v: Any
-    def __init__(self, h: int, d_model: int, dropout: float = ..., bias: bool = ..., d_k: int | None = ..., rotate: Callable[[Tensor, Tensor], Tensor] | None = ...) -> None:
+    def __init__(self, h: int, d_model: int, dropout: float = ..., bias: bool = ..., d_k: int | None = ..., rotate: Callable[[Tensor, Tensor], Tensor] | None = ..., relative: nn.Module | None = ...) -> None:
         """Parameters:
         - h: number of heads
         - d_model: width of the inputs and the output; d_v = d_model // h
@@ -30,6 +31,7 @@ class MultiHeadAttention(Module):
         - bias: biases in the projections (the paper's formula has none)
         - d_k: query/key width; None: d_model // h (Table 3, B)
         - rotate: RoPE (chapter 04)
+        - relative: relative positions (chapter 04)
         """
     @property
     def dropout_p(self) -> float: ...

@@ -15,7 +15,8 @@ from torch import Tensor, nn
 from .checks import check_int
 
 # %% auto #0
-__all__ = ['sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding', 'apply_rotary', 'RotaryPositions']
+__all__ = ['RELATIVE_CLIP', 'sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding', 'apply_rotary',
+           'RotaryPositions', 'relative_offsets', 'RelativeAttention', 'RelativePositions']
 
 # %% ../nbs/04_positional.ipynb #cc1f90e8
 def sinusoidal_encoding(
@@ -185,3 +186,79 @@ class RotaryPositions(nn.Module):
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_positions={self.max_positions}"
+
+# %% ../nbs/04_positional.ipynb #7fb3ca7e
+def relative_offsets(
+    n_queries: int,  # the queries are the last n_queries of the n_keys positions
+    n_keys: int,  # keys at positions 0, 1, ..., n_keys - 1
+    clip: int,  # k: offsets beyond +-k are clipped to +-k
+    device=None,
+) -> Tensor:  # (n_queries, n_keys) long: clip(j - i, k) + k, a row of the 2k + 1 tables
+    ("The row of $w^K$ and $w^V$ for every (query $i$, key $j$): "
+     "$\\mathrm{clip}(j - i, k) + k$.")
+    # query positions: n_keys - n_queries, ..., n_keys - 1 (all of them without a cache;
+    # with a cache the newest ones, whose keys are the last of the n_keys)
+    i = torch.arange(n_keys - n_queries, n_keys, device=device)[:, None]
+    j = torch.arange(n_keys, device=device)[None, :]
+    return (j - i).clamp(-clip, clip) + clip
+
+# %% ../nbs/04_positional.ipynb #7596750e
+RELATIVE_CLIP = 16  # k, the clipping distance of Shaw et al.'s experiments
+
+
+class RelativeAttention(nn.Module):
+    ("Scaled dot-product attention with relative position representations "
+     "(Shaw et al., 2018): $a^K$ in the scores, $a^V$ in the outputs.")
+
+    def __init__(
+        self,
+        d_k: int,  # width of each head's queries and keys
+        d_v: int,  # width of each head's values
+        clip: int = RELATIVE_CLIP,  # k: the largest offset with its own vectors
+    ):
+        super().__init__()
+        self.d_k = check_int(d_k, "d_k", minimum=1)
+        self.d_v = check_int(d_v, "d_v", minimum=1)
+        self.clip = check_int(clip, "clip", minimum=0)
+        # row r + k: w^K_r and w^V_r of offset r = -k, ..., k; one pair per layer
+        self.w_k = nn.Parameter(torch.empty(2 * self.clip + 1, self.d_k))
+        self.w_v = nn.Parameter(torch.empty(2 * self.clip + 1, self.d_v))
+        nn.init.xavier_uniform_(self.w_k)  # as chapter 06 draws every matrix
+        nn.init.xavier_uniform_(self.w_v)
+
+    def extra_repr(self) -> str:
+        return f"d_k={self.d_k}, d_v={self.d_v}, clip={self.clip}"
+
+# %% ../nbs/04_positional.ipynb #f798f058
+@patch
+def forward(
+    self: RelativeAttention,
+    q: Tensor,  # (batch, h, n, d_k): the queries, the last n of the m positions
+    k: Tensor,  # (batch, h, m, d_k)
+    v: Tensor,  # (batch, h, m, d_v)
+    mask: Tensor | None = None,  # bool, True = may attend; broadcasts to (b, h, n, m)
+    dropout: nn.Module | None = None,  # on the weights, as chapter 01's attention
+) -> tuple[Tensor, Tensor]:  # z (batch, h, n, d_v) and the weights (batch, h, n, m)
+    n, m = q.size(-2), k.size(-2)
+    rows = relative_offsets(n, m, self.clip, q.device).expand(*q.shape[:-1], m)
+    w_k, w_v = self.w_k.to(q.dtype), self.w_v.to(q.dtype)
+    # q_i . a^K_ij: q_i against all 2k + 1 vectors at once, then the row of each (i, j)
+    q_a = (q @ w_k.T).gather(-1, rows)
+    scores = (q @ k.transpose(-2, -1) + q_a) / math.sqrt(self.d_k)  # e_ij
+    if mask is not None:  # as chapter 01: finite minimum, zero weights on masked keys
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    if dropout is not None:
+        weights = dropout(weights)
+    # sum_j alpha_ij a^V_ij: add up the weights of the keys that share a row, then
+    # one (2k + 1) x d_v product
+    per_row = weights.new_zeros(*weights.shape[:-1], 2 * self.clip + 1)
+    per_row = per_row.scatter_add(-1, rows, weights)
+    return weights @ v + per_row @ w_v, weights  # z_i
+
+# %% ../nbs/04_positional.ipynb #674efc65
+class RelativePositions(RotaryPositions):
+    ("The positional module of a relative-position model: the self-attentions add "
+     "$a^K$ and $a^V$, so nothing is added here; dropout (§5.4) stays.")

@@ -3,11 +3,11 @@
 """Telling the model where each token is: the sinusoidal encoding of §3.5, and learned positions."""
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 from torch.nn import Module
 from typing import Any
 
-__all__ = ['sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding', 'apply_rotary', 'RotaryPositions']
+__all__ = ['RELATIVE_CLIP', 'sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding', 'apply_rotary', 'RotaryPositions', 'relative_offsets', 'RelativeAttention', 'RelativePositions']
 
 def sinusoidal_encoding(max_positions: int, d_model: int, *, dtype: torch.dtype = ...) -> Tensor:
     """The sinusoidal positional encoding table of §3.5.
@@ -78,3 +78,41 @@ class RotaryPositions(Module):
         - returns: dropout(x), (batch, seq, d_model)
         """
     def extra_repr(self) -> str: ...
+
+def relative_offsets(n_queries: int, n_keys: int, clip: int, device=...) -> Tensor:
+    """The row of $w^K$ and $w^V$ for every (query $i$, key $j$): $\\mathrm{clip}(j - i, k) + k$.
+
+    Parameters:
+    - n_queries: the queries are the last n_queries of the n_keys positions
+    - n_keys: keys at positions 0, 1, ..., n_keys - 1
+    - clip: k: offsets beyond +-k are clipped to +-k
+    - returns: (n_queries, n_keys) long: clip(j - i, k) + k, a row of the 2k + 1 tables
+    """
+RELATIVE_CLIP: int
+
+class RelativeAttention(Module):
+    """Scaled dot-product attention with relative position representations (Shaw et al., 2018): $a^K$ in the scores, $a^V$ in the outputs."""
+    clip: Any
+    d_k: Any
+    d_v: Any
+    w_k: Any
+    w_v: Any
+    def __init__(self, d_k: int, d_v: int, clip: int = ...) -> None:
+        """Parameters:
+        - d_k: width of each head's queries and keys
+        - d_v: width of each head's values
+        - clip: k: the largest offset with its own vectors
+        """
+    def extra_repr(self) -> str: ...
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = ..., dropout: nn.Module | None = ...) -> tuple[Tensor, Tensor]:
+        """Parameters:
+        - q: (batch, h, n, d_k): the queries, the last n of the m positions
+        - k: (batch, h, m, d_k)
+        - v: (batch, h, m, d_v)
+        - mask: bool, True = may attend; broadcasts to (b, h, n, m)
+        - dropout: on the weights, as chapter 01's attention
+        - returns: z (batch, h, n, d_v) and the weights (batch, h, n, m)
+        """
+
+class RelativePositions(RotaryPositions):
+    """The positional module of a relative-position model: the self-attentions add $a^K$ and $a^V$, so nothing is added here; dropout (§5.4) stays."""

@@ -64,6 +64,8 @@ PAPER = {
     "D_p0": dict(ppl=5.77, bleu=24.6, params=None), "D_p2": dict(ppl=4.95, bleu=25.5, params=None),
     "D_ls0": dict(ppl=4.67, bleu=25.3, params=None), "D_ls2": dict(ppl=5.47, bleu=25.7, params=None),
     "E_learned": dict(ppl=4.92, bleu=25.7, params=None),
+    # not in Table 3: relative positions (Shaw et al., 2018) in place of the sinusoids, measured the same way
+    "E_relative": dict(ppl=None, bleu=None, params=None),
     # (F) is not in the paper: two later changes that most models use today, measured the same way
     "F_prenorm": dict(ppl=None, bleu=None, params=None), "F_rope": dict(ppl=None, bleu=None, params=None),
     "big": dict(ppl=4.33, bleu=26.4, params=213),
@@ -114,6 +116,7 @@ VARIANTS = {v.name: v for v in [
     Variant("D_ls0", "D", "eps_ls 0.0", {"label_smoothing": 0.0}),
     Variant("D_ls2", "D", "eps_ls 0.2", {"label_smoothing": 0.2}),
     Variant("E_learned", "E", "learned positional embedding", {"positional": "learned"}),
+    Variant("E_relative", "E", "relative positions, k 16 (Shaw)", {"positional": "relative"}),  # not in the paper
     Variant("F_prenorm", "F", "pre-norm", {"norm_first": True}),  # row F: not in the paper
     Variant("F_rope", "F", "rotary positions (RoPE)", {"positional": "rope"}),
     Variant("big", "big", "big model: N 6, d_model 1024, d_ff 4096, h 16, P_drop 0.3, 300K steps", {}, reason=(
@@ -385,8 +388,8 @@ def recipe_candidate(run_dir: str | Path) -> dict:
 
 # ------------------------------------------------------------------------------------------------ collecting
 ROW_ORDER = ["base", "A_h1", "A_h4", "A_h16", "A_h32", "B_dk16", "B_dk32", "C_N2", "C_N4", "C_N8", "C_d256",
-             "C_d1024", "C_ff1024", "C_ff4096", "D_p0", "D_p2", "D_ls0", "D_ls2", "E_learned", "F_prenorm", "F_rope",
-             "big"]
+             "C_d1024", "C_ff1024", "C_ff4096", "D_p0", "D_p2", "D_ls0", "D_ls2", "E_learned", "E_relative",
+             "F_prenorm", "F_rope", "big"]
 assert ROW_ORDER == list(VARIANTS)
 
 

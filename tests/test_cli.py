@@ -98,7 +98,7 @@ def test_flags_of_recorded_commands_still_work(capsys):
 @pytest.mark.parametrize("args,config,message", [
     ([], {"d_modle": 64}, r"unknown key 'd_modle' in .*c\.json; did you mean 'd_model'\?"),
     (["--d-model", "15"], None, "d_model=15 is not divisible by h=2"),
-    (["--positional", "rotary"], None, "positional must be one of sinusoidal, learned, rope, got 'rotary'"),
+    (["--positional", "rotary"], None, "positional must be one of sinusoidal, learned, rope, relative, got 'rotary'"),
     (["--steps", "-3"], None, "steps=-3 must be >= 0"),
     ([], {"steps": 10.5}, "steps must be of type int"),
     (["--data", "nosuch"], None, "unknown data 'nosuch'"),
