@@ -31,12 +31,13 @@ from .runs import RunLocked, Stopped
 from .loss import LabelSmoothingLoss, NoamSchedule, Seq2SeqLoss, make_optimizer, rate, train_loop
 from .train_config import TrainConfig, autocast_context, pick_device
 from .trainer import StepOutOfMemory, Trainer, init_distributed
-from .decoding import IncrementalDecoder, KVCache, beam_search, gnmt_length_penalty, greedy_decode
+from .decoding import (IncrementalDecoder, KVCache, beam_search, filter_logits, gnmt_length_penalty, greedy_decode,
+                       sample_decode, sample_next)
 from .data import ParallelCorpus, load_bible, load_corpus, load_hf, load_text, load_tsv, register_corpus
 from .reference import load_reference_split, load_tatoeba, tatoeba_path, write_reference_split
 from .subwords import Tokenizer, corpus_data, encode_pairs, train_tokenizer
 from .translate import Translator, evaluate_translator, score_translations, tune_decoding
-from .torch_compare import (TorchTransformer, counted_step_flops, paper_dropouts_only, torch_to_ours,
+from .torch_compare import (TorchTransformer, counted_step_flops, ours_to_torch, paper_dropouts_only, torch_to_ours,
                             training_flops)
 
 __all__ = [
@@ -67,12 +68,14 @@ __all__ = [
     "TrainConfig", "autocast_context", "pick_device",
     "StepOutOfMemory", "Trainer", "init_distributed",
     # 08 decoding
-    "IncrementalDecoder", "KVCache", "beam_search", "gnmt_length_penalty", "greedy_decode",
+    "IncrementalDecoder", "KVCache", "beam_search", "filter_logits", "gnmt_length_penalty", "greedy_decode",
+    "sample_decode", "sample_next",
     # 09a data, 09a1 reference data, 09a2 subwords, 09b translating
     "ParallelCorpus", "load_bible", "load_corpus", "load_hf", "load_text", "load_tsv", "register_corpus",
     "load_reference_split", "load_tatoeba", "tatoeba_path", "write_reference_split",
     "Tokenizer", "corpus_data", "encode_pairs", "train_tokenizer",
     "Translator", "evaluate_translator", "score_translations", "tune_decoding",
     # 10 checking ourselves against PyTorch
-    "TorchTransformer", "counted_step_flops", "paper_dropouts_only", "torch_to_ours", "training_flops",
+    "TorchTransformer", "counted_step_flops", "ours_to_torch", "paper_dropouts_only", "torch_to_ours",
+    "training_flops",
 ]

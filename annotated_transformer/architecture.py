@@ -370,7 +370,7 @@ CHAPTER_PARTS = {  # chapter -> what it builds: names of GROUPS or of parts
     "03": ["attention", "qkv", "multi_head"],
     "04": ["positional"],
     "05": ["residual", "add_norm", "feed_forward"],
-    "05b": ["encoder_attention", "decoder_self_attention"],  # §4: self-attention against the alternatives
+    "05b": ["encoder_attention", "decoder_self_attention"],  # §4: why self-attention
     "06": ["stacks", "embeddings", "generator"],
     "06b": ["inputs", "batches"],
     "07": ["softmax", "probabilities", "loss"],

@@ -22,8 +22,8 @@ from .sublayers import PositionwiseFeedForward  # chapter 05
 
 # %% auto #0
 __all__ = ['NORMS', 'FEED_FORWARDS', 'CausalLayer', 'LMConfig', 'RMSNorm', 'make_norm', 'SwiGLU', 'GroupedQueryAttention',
-           'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'filter_logits', 'sample_next', 'generate', 'ngrams', 'distinct_n',
-           'repetition_rate', 'cache_bytes']
+           'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'generate', 'ngrams', 'distinct_n', 'repetition_rate',
+           'cache_bytes']
 
 # %% ../nbs/13_decoder_only.ipynb #809a265a
 class CausalLayer(EncoderLayer):
@@ -72,7 +72,9 @@ class LMConfig:
         kv = check_int(self.kv_heads, "n_kv_heads", minimum=1)
         if self.h % kv:
             raise ValueError(f"h={self.h} is not divisible by n_kv_heads={kv}")
-        for name, choices in (("positional", tuple(POSITIONAL_ENCODINGS)), ("norm", NORMS),
+        # relative positions (chapter 04) live in the encoder-decoder's attention, not here
+        positions = tuple(p for p in POSITIONAL_ENCODINGS if p != "relative")
+        for name, choices in (("positional", positions), ("norm", NORMS),
                               ("feed_forward", FEED_FORWARDS)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}, "
@@ -223,53 +225,7 @@ def lm_nll(
     return nll.masked_select(keep).sum(), keep.sum()
 
 # %% ../nbs/13_decoder_only.ipynb #63ce6bdb
-def _check_sampling(temperature, top_k, top_p) -> None:
-    "Refuse a negative temperature, top_k < 1, top_p outside (0, 1], in one line each."
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise TypeError(f"temperature must be a number >= 0, got {temperature!r}")
-    if not temperature >= 0:
-        raise ValueError(f"temperature must be >= 0 (0: greedy), got {temperature}")
-    if top_k is not None:
-        check_int(top_k, "top_k", minimum=1)
-    if top_p is not None:
-        if isinstance(top_p, bool) or not isinstance(top_p, (int, float)):
-            raise TypeError(f"top_p must be a number in (0, 1], got {top_p!r}")
-        if not 0 < top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
-
-
-def filter_logits(
-    logits: Tensor,  # (..., vocab) scores: logits, or log-probabilities
-    top_k: int | None = None,  # keep the k highest (None: all)
-    top_p: float | None = None,  # keep the fewest highest whose probability reaches p (None: all)
-) -> Tensor:  # the same scores, -inf where a token is filtered out
-    "Top-k, then top-p (nucleus) filtering of next-token scores; the best token always stays."
-    _check_sampling(1.0, top_k, top_p)
-    if top_k is not None and top_k < logits.size(-1):
-        kth = logits.topk(top_k, dim=-1).values[..., -1:]  # the k-th highest score
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    if top_p is not None and top_p < 1:
-        ranked, order = logits.sort(dim=-1, descending=True)
-        p = ranked.softmax(-1)
-        # a token stays while the tokens ranked above it hold less than top_p
-        drop = (p.cumsum(-1) - p) >= top_p
-        logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
-    return logits
-
-# %% ../nbs/13_decoder_only.ipynb #2fe0ebd3
-def sample_next(
-    logits: Tensor,  # (batch, vocab) next-token scores (logits or log-probabilities)
-    temperature: float = 1.0,  # 0: greedy; < 1 sharper, > 1 flatter than the model
-    top_k: int | None = None,  # see filter_logits
-    top_p: float | None = None,  # see filter_logits
-    generator: torch.Generator | None = None,  # seeded: the same draws every time
-) -> Tensor:  # (batch,) long
-    "One next token per row: the argmax at temperature 0, else a draw from softmax(logits / T)."
-    _check_sampling(temperature, top_k, top_p)
-    if temperature == 0:  # the limit T -> 0: all the probability on the best token
-        return logits.argmax(-1)
-    probs = filter_logits(logits / temperature, top_k, top_p).softmax(-1)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+from .decoding import check_sampling, filter_logits, sample_next  # chapter 08
 
 # %% ../nbs/13_decoder_only.ipynb #12710f0a
 @torch.no_grad()
@@ -287,7 +243,7 @@ def generate(
 ) -> Tensor:  # (batch, t + new) long: the prompt and its continuation
     "Continue `prompt` one sampled token at a time, in eval mode; the model's mode is restored."
     check_int(max_new_tokens, "max_new_tokens", minimum=0)
-    _check_sampling(temperature, top_k, top_p)
+    check_sampling(temperature, top_k, top_p)
     was_training = model.training
     model.eval()
     tokens, new = prompt, prompt  # `new`: the tokens the model has not read yet

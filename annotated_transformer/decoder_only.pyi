@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from torch.nn import Module
 from typing import Any
 
-__all__ = ['NORMS', 'FEED_FORWARDS', 'CausalLayer', 'LMConfig', 'RMSNorm', 'make_norm', 'SwiGLU', 'GroupedQueryAttention', 'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'filter_logits', 'sample_next', 'generate', 'ngrams', 'distinct_n', 'repetition_rate', 'cache_bytes']
+__all__ = ['NORMS', 'FEED_FORWARDS', 'CausalLayer', 'LMConfig', 'RMSNorm', 'make_norm', 'SwiGLU', 'GroupedQueryAttention', 'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'generate', 'ngrams', 'distinct_n', 'repetition_rate', 'cache_bytes']
 
 class CausalLayer(EncoderLayer):
     """One decoder-only block: chapter 06's encoder layer (self-attention, feed-forward) under a causal mask, with a KV cache."""
@@ -121,28 +121,6 @@ def lm_nll(model: DecoderOnlyLM, tokens: Tensor, mask: Tensor | None = ..., targ
     - targets: (batch, seq - 1) the ids to score; None: tokens[:, 1:]
     - ignore: a target id that is not scored (padding, the source)
     - returns: (summed negative log-likelihood, number of tokens scored)
-    """
-
-def filter_logits(logits: Tensor, top_k: int | None = ..., top_p: float | None = ...) -> Tensor:
-    """Top-k, then top-p (nucleus) filtering of next-token scores; the best token always stays.
-
-    Parameters:
-    - logits: (..., vocab) scores: logits, or log-probabilities
-    - top_k: keep the k highest (None: all)
-    - top_p: keep the fewest highest whose probability reaches p (None: all)
-    - returns: the same scores, -inf where a token is filtered out
-    """
-
-def sample_next(logits: Tensor, temperature: float = ..., top_k: int | None = ..., top_p: float | None = ..., generator: torch.Generator | None = ...) -> Tensor:
-    """One next token per row: the argmax at temperature 0, else a draw from softmax(logits / T).
-
-    Parameters:
-    - logits: (batch, vocab) next-token scores (logits or log-probabilities)
-    - temperature: 0: greedy; < 1 sharper, > 1 flatter than the model
-    - top_k: see filter_logits
-    - top_p: see filter_logits
-    - generator: seeded: the same draws every time
-    - returns: (batch,) long
     """
 
 def generate(model: DecoderOnlyLM, prompt: Tensor, max_new_tokens: int, temperature: float = ..., top_k: int | None = ..., top_p: float | None = ..., generator: torch.Generator | None = ..., use_cache: bool = ..., eos: int | None = ..., prefix: bool = ...) -> Tensor:

@@ -22,7 +22,7 @@ from .positional import PositionalEncoding, RotaryPositions
 
 # %% auto #0
 __all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search',
-           'attention_weights']
+           'check_sampling', 'filter_logits', 'sample_next', 'sample_decode', 'attention_weights']
 
 # %% ../nbs/08_decoding.ipynb #5220a0ee
 class KVCache:
@@ -293,10 +293,13 @@ def _output_limits(
 
 # %% ../nbs/08_decoding.ipynb #f8882b63
 def _greedy_steps(
-    decoder: IncrementalDecoder, limits: Tensor, bos: int, eos: int, pad: int, device
+    decoder: IncrementalDecoder, limits: Tensor, bos: int, eos: int, pad: int, device,
+    # (rows, vocab) log-probs -> (rows,) tokens; None: the argmax (greedy)
+    choose: Callable[[Tensor], Tensor] | None = None,
 ) -> tuple[list[Tensor], list[Tensor]]:
-    ("The most probable token of every row, step by step, until each row has produced "
-     "EOS or reached its limit: the tokens and their log-probabilities, per step.")
+    ("The chosen token of every row (the most probable one by default), step by step, "
+     "until each row has produced EOS or reached its limit: the tokens and their "
+     "log-probabilities, per step.")
     tokens = torch.full((limits.size(0),), bos, dtype=torch.long, device=device)
     done = torch.zeros(limits.size(0), dtype=torch.bool, device=device)
     pad_id = torch.tensor([pad], device=device)  # PAD is filler, never generated
@@ -304,7 +307,8 @@ def _greedy_steps(
     for t in range(int(limits.max())):
         log_probs = decoder.step(tokens)  # (batch, vocab)
         # y_t = argmax_{y != PAD} log p(y | y_<t, x); a finished row emits PAD
-        tokens = log_probs.index_fill(1, pad_id, float("-inf")).argmax(dim=-1)
+        allowed = log_probs.index_fill(1, pad_id, float("-inf"))
+        tokens = allowed.argmax(dim=-1) if choose is None else choose(allowed)
         tokens = tokens.masked_fill(done, pad)
         out.append(tokens)
         score = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)
@@ -641,6 +645,91 @@ def beam_search(
     repeat = lambda t: None if t is None else t.repeat_interleave(k, dim=0)
     return _search(model, src, src_mask, k, repeat, length_penalty, max_new_tokens, bos,
                    eos, pad, early_stopping, use_cache, return_hypotheses, trace)
+
+# %% ../nbs/08_decoding.ipynb #0d853b0b
+def check_sampling(temperature, top_k, top_p) -> None:
+    ("Refuse a negative temperature, top_k < 1, top_p outside (0, 1], "
+     "in one line each.")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        raise TypeError(f"temperature must be a number >= 0, got {temperature!r}")
+    if not temperature >= 0:
+        raise ValueError(f"temperature must be >= 0 (0: greedy), got {temperature}")
+    if top_k is not None:
+        check_int(top_k, "top_k", minimum=1)
+    if top_p is not None:
+        if isinstance(top_p, bool) or not isinstance(top_p, (int, float)):
+            raise TypeError(f"top_p must be a number in (0, 1], got {top_p!r}")
+        if not 0 < top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+
+# %% ../nbs/08_decoding.ipynb #cf6ed747
+def filter_logits(
+    logits: Tensor,  # (..., vocab) scores: logits, or log-probabilities
+    top_k: int | None = None,  # keep the k highest (None: all)
+    # keep the fewest highest whose probability reaches p (None: all)
+    top_p: float | None = None,
+) -> Tensor:  # the same scores, -inf where a token is filtered out
+    ("Top-k, then top-p (nucleus) filtering of next-token scores; "
+     "the best token always stays.")
+    check_sampling(1.0, top_k, top_p)
+    if top_k is not None and top_k < logits.size(-1):
+        kth = logits.topk(top_k, dim=-1).values[..., -1:]  # the k-th highest score
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None and top_p < 1:
+        ranked, order = logits.sort(dim=-1, descending=True)
+        p = ranked.softmax(-1)
+        # a token stays while the tokens ranked above it hold less than top_p
+        drop = (p.cumsum(-1) - p) >= top_p
+        logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
+    return logits
+
+# %% ../nbs/08_decoding.ipynb #63b8f292
+def sample_next(
+    logits: Tensor,  # (batch, vocab) next-token scores (logits or log-probabilities)
+    temperature: float = 1.0,  # 0: greedy; < 1 sharper, > 1 flatter than the model
+    top_k: int | None = None,  # see filter_logits
+    top_p: float | None = None,  # see filter_logits
+    generator: torch.Generator | None = None,  # seeded: the same draws every time
+) -> Tensor:  # (batch,) long
+    ("One next token per row: the argmax at temperature 0, "
+     "else a draw from softmax(logits / T), filtered.")
+    check_sampling(temperature, top_k, top_p)
+    if temperature == 0:  # the limit T -> 0: all the probability on the best token
+        return logits.argmax(-1)
+    probs = filter_logits(logits / temperature, top_k, top_p).softmax(-1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+# %% ../nbs/08_decoding.ipynb #0be5f85b
+@torch.no_grad()
+def sample_decode(
+    model: EncoderDecoder,  # run in eval mode for the call (modes restored afterwards)
+    src: Tensor,  # (batch, src_len) source ids, right-padded with `pad`
+    src_mask: Tensor | None,  # (batch, 1, src_len) bool, True = real source token
+    max_new_tokens: int | None = None,  # EOS included; None: source length + 50 (§6.1)
+    *,
+    temperature: float = 1.0,  # 0: greedy decoding; < 1 sharper, > 1 flatter
+    top_k: int | None = None,  # keep the k most probable tokens (None: all)
+    top_p: float | None = None,  # keep the smallest set holding p (None: all)
+    generator: torch.Generator | None = None,  # the draws (None: from `seed`)
+    seed: int | None = None,  # None, and no generator: torch's global generator
+    bos: int = 1, eos: int = 2, pad: int = 0, use_cache: bool = True,  # as greedy's
+    return_scores: bool = False,  # also each token's log p (0.0 after EOS)
+) -> Tensor | tuple[Tensor, Tensor]:  # (batch, <= max_new_tokens) ids [, log-probs]
+    "Sample each sentence token by token, tempered and filtered, with the KV cache."
+    check_sampling(temperature, top_k, top_p)
+    if seed is not None:
+        if generator is not None:
+            raise ValueError("sample_decode takes a generator or a seed, not both")
+        generator = torch.Generator(src.device).manual_seed(check_int(seed, "seed", 0))
+    limits = _output_limits(model, src, src_mask, max_new_tokens, bos, eos, pad)
+    draw = lambda lp: sample_next(lp, temperature, top_k, top_p, generator)
+    with _eval_mode(model):
+        memory = model.encode(src, src_mask)  # once
+        decoder = IncrementalDecoder(model, memory, src_mask, use_cache,
+                                     capacity=int(limits.max()))
+        out, scores = _greedy_steps(decoder, limits, bos, eos, pad, src.device, draw)
+    ids, scores = torch.stack(out, dim=1), torch.stack(scores, dim=1)
+    return (ids, scores) if return_scores else ids
 
 # %% ../nbs/08_decoding.ipynb #720b5d47
 @torch.no_grad()

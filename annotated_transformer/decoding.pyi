@@ -2,12 +2,13 @@
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
 """Paper: §6.1 (beam search, length penalty, maximum output length, checkpoint averaging), with the length penalty of GNMT (Wu et al. 2016, the paper's reference [38])."""
 
+import torch
 from annotated_transformer.model import EncoderDecoder
 from annotated_transformer.multihead import MultiHeadAttention
 from torch import Tensor
 from typing import Any, NamedTuple
 
-__all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search', 'attention_weights']
+__all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search', 'check_sampling', 'filter_logits', 'sample_next', 'sample_decode', 'attention_weights']
 
 class KVCache:
     """Keys and values of one attention module kept between decoding steps, in a buffer written in place."""
@@ -133,6 +134,49 @@ def beam_search(model: EncoderDecoder, src: Tensor, src_mask: Tensor | None, bea
     - return_hypotheses: also return each sentence's finished hypotheses, best first (<= k)
     - trace: if a list: one record (a dict) per step is appended, for inspection
     - returns: (batch, <= max_new_tokens) best hypotheses, PAD after EOS
+    """
+
+def check_sampling(temperature, top_k, top_p) -> None:
+    """Refuse a negative temperature, top_k < 1, top_p outside (0, 1], in one line each."""
+
+def filter_logits(logits: Tensor, top_k: int | None = ..., top_p: float | None = ...) -> Tensor:
+    """Top-k, then top-p (nucleus) filtering of next-token scores; the best token always stays.
+
+    Parameters:
+    - logits: (..., vocab) scores: logits, or log-probabilities
+    - top_k: keep the k highest (None: all)
+    - top_p: keep the fewest highest whose probability reaches p (None: all)
+    - returns: the same scores, -inf where a token is filtered out
+    """
+
+def sample_next(logits: Tensor, temperature: float = ..., top_k: int | None = ..., top_p: float | None = ..., generator: torch.Generator | None = ...) -> Tensor:
+    """One next token per row: the argmax at temperature 0, else a draw from softmax(logits / T), filtered.
+
+    Parameters:
+    - logits: (batch, vocab) next-token scores (logits or log-probabilities)
+    - temperature: 0: greedy; < 1 sharper, > 1 flatter than the model
+    - top_k: see filter_logits
+    - top_p: see filter_logits
+    - generator: seeded: the same draws every time
+    - returns: (batch,) long
+    """
+
+def sample_decode(model: EncoderDecoder, src: Tensor, src_mask: Tensor | None, max_new_tokens: int | None = ..., *, temperature: float = ..., top_k: int | None = ..., top_p: float | None = ..., generator: torch.Generator | None = ..., seed: int | None = ..., bos: int = ..., eos: int = ..., pad: int = ..., use_cache: bool = ..., return_scores: bool = ...) -> Tensor | tuple[Tensor, Tensor]:
+    """Sample each sentence token by token, tempered and filtered, with the KV cache.
+
+    Parameters:
+    - model: run in eval mode for the call (modes restored afterwards)
+    - src: (batch, src_len) source ids, right-padded with `pad`
+    - src_mask: (batch, 1, src_len) bool, True = real source token
+    - max_new_tokens: EOS included; None: source length + 50 (§6.1)
+    - temperature: 0: greedy decoding; < 1 sharper, > 1 flatter
+    - top_k: keep the k most probable tokens (None: all)
+    - top_p: keep the smallest set holding p (None: all)
+    - generator: the draws (None: from `seed`)
+    - seed: None, and no generator: torch's global generator
+    - use_cache: as greedy's
+    - return_scores: also each token's log p (0.0 after EOS)
+    - returns: (batch, <= max_new_tokens) ids [, log-probs]
     """
 
 def attention_weights(model: EncoderDecoder, src: Tensor, tgt_in: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None) -> dict[str, Tensor]:

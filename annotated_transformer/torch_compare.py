@@ -21,7 +21,8 @@ from .model import (POSITIONAL_ENCODINGS, register_arch, tie_embeddings,
                                          TransformerConfig, init_weights, make_model_from_config)
 
 # %% auto #0
-__all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'training_flops', 'counted_step_flops']
+__all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'ours_to_torch', 'training_flops',
+           'counted_step_flops']
 
 # %% ../nbs/10_torch_compare.ipynb #eaa14d84
 def _key_padding(src_mask: Tensor | None) -> Tensor | None:
@@ -60,9 +61,10 @@ def paper_dropouts_only(transformer: nn.Transformer) -> None:
 
 def _check_torch_supported(config: TransformerConfig) -> None:
     "Refuse what nn.Transformer cannot do: rotary positions, narrower keys (Table 3, row B)."
-    if config.positional == "rope":
-        raise ValueError("--arch torch: nn.MultiheadAttention cannot turn queries and keys "
-                         "(positional='rope'); use our layers (--arch ours)")
+    if config.positional in ("rope", "relative"):
+        raise ValueError(f"--arch torch: nn.MultiheadAttention has no place for positions "
+                         f"in the attention (positional={config.positional!r}); "
+                         f"use our layers (--arch ours)")
     if config.head_dims[0] != config.head_dims[1]:
         raise ValueError(f"--arch torch: nn.MultiheadAttention needs d_k = d_model / h = "
                          f"{config.head_dims[1]}, got d_k={config.d_k}; use our layers "
@@ -130,40 +132,110 @@ class TorchTransformer(nn.Module):
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
 # %% ../nbs/10_torch_compare.ipynb #15c7723a
-@torch.no_grad()
-def torch_to_ours(
-    model: TorchTransformer,  # trained with --arch torch
-) -> EncoderDecoder:
-    ("Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: "
-     "the same function, with chapter 08's KV cache.")
-    if model.config.norm_first:
-        raise ValueError("torch_to_ours handles the post-norm model only (norm_first=False)")
-    ours = make_model_from_config(model.config).to(next(model.parameters()).dtype)
-    ours.load_state_dict({k: v for k, v in model.state_dict().items()
-                          if k.startswith(("src_embed.", "tgt_embed.", "generator."))},
-                         strict=False)
+def _check_stacks(transformer: nn.Transformer, config: TransformerConfig) -> None:
+    "Refuse an nn.Transformer whose layers ours cannot hold, in one line."
+    enc, dec = transformer.encoder.layers, transformer.decoder.layers
+    first = enc[0]
+    theirs = dict(N=len(enc), d_model=first.self_attn.embed_dim, h=first.self_attn.num_heads,
+                  d_ff=first.linear1.out_features, norm_first=first.norm_first)
+    ours = {k: getattr(config, k) for k in theirs}
+    if theirs != ours or len(dec) != len(enc):
+        raise ValueError(f"the nn.Transformer has {theirs} ({len(dec)} decoder layers), "
+                         f"our model {ours}")
+    if getattr(first, "activation_relu_or_gelu", 1) != 1:
+        raise ValueError("our feed-forward network uses ReLU (§3.3); this nn.Transformer does not")
+    if first.self_attn.in_proj_bias is None or first.linear1.bias is None:
+        raise ValueError("our layers have biases; this nn.Transformer was built with bias=False")
+
+
+def _final_norm_like(like: nn.Module | None) -> nn.Module:
+    "A copy of the final LayerNorm `like` (nn.Identity if there is none)."
+    if not isinstance(like, nn.LayerNorm):
+        return nn.Identity()
+    dtype = like.weight.dtype
+    copy = nn.LayerNorm(like.normalized_shape, eps=like.eps).to(dtype)
+    copy.load_state_dict(like.state_dict())
+    return copy
+
+
+def _copy_stacks(transformer: nn.Transformer, ours: EncoderDecoder, to_ours: bool) -> None:
+    "Copy the encoder and decoder stacks between nn.Transformer and our model, either way."
+    copy = (lambda theirs, mine: mine.load_state_dict(theirs.state_dict())) if to_ours else \
+        (lambda theirs, mine: theirs.load_state_dict(mine.state_dict()))
 
     def mha(mine, theirs):  # nn.MultiheadAttention packs W_Q, W_K, W_V into one in_proj matrix
-        for lin, w, b in zip((mine.w_q, mine.w_k, mine.w_v), theirs.in_proj_weight.chunk(3),
-                             theirs.in_proj_bias.chunk(3)):
-            lin.weight.copy_(w)
-            lin.bias.copy_(b)
-        mine.w_o.load_state_dict(theirs.out_proj.state_dict())
+        qkv = (mine.w_q, mine.w_k, mine.w_v)
+        if to_ours:
+            for lin, w, b in zip(qkv, theirs.in_proj_weight.chunk(3), theirs.in_proj_bias.chunk(3)):
+                lin.weight.copy_(w)
+                lin.bias.copy_(b)
+        else:
+            theirs.in_proj_weight.copy_(torch.cat([lin.weight for lin in qkv]))
+            theirs.in_proj_bias.copy_(torch.cat([lin.bias for lin in qkv]))
+        copy(theirs.out_proj, mine.w_o)
 
-    pairs = [(ours.encoder.layers, model.transformer.encoder.layers, ("self_attn",),
-              ("norm1", "norm2")),
-             (ours.decoder.layers, model.transformer.decoder.layers, ("self_attn", "src_attn"),
+    pairs = [(ours.encoder, transformer.encoder, ("self_attn",), ("norm1", "norm2")),
+             (ours.decoder, transformer.decoder, ("self_attn", "src_attn"),
               ("norm1", "norm2", "norm3"))]
-    for mine_layers, their_layers, attns, norms in pairs:
-        for mine, theirs in zip(mine_layers, their_layers):
+    for mine_stack, their_stack, attns, norms in pairs:
+        for mine, theirs in zip(mine_stack.layers, their_stack.layers):
             for name in attns:
                 mha(getattr(mine, name),
                     getattr(theirs, "multihead_attn" if name == "src_attn" else name))
-            mine.feed_forward.w_1.load_state_dict(theirs.linear1.state_dict())
-            mine.feed_forward.w_2.load_state_dict(theirs.linear2.state_dict())
+            copy(theirs.linear1, mine.feed_forward.w_1)
+            copy(theirs.linear2, mine.feed_forward.w_2)
             for sub, norm in zip(mine.sublayer, norms):
-                sub.norm.load_state_dict(getattr(theirs, norm).state_dict())
+                copy(getattr(theirs, norm), sub.norm)
+        # the final norm after the stack: LayerNorm or none, as in the model copied from
+        if to_ours:
+            mine_stack.norm = _final_norm_like(their_stack.norm)
+        else:
+            their_stack.norm = _final_norm_like(mine_stack.norm)
+
+# %% ../nbs/10_torch_compare.ipynb #7d9c4747
+@torch.no_grad()
+def torch_to_ours(
+    # trained with --arch torch, or PyTorch's own nn.Transformer
+    model: TorchTransformer | nn.Transformer,
+    # for a raw nn.Transformer only: our model of the same sizes, whose embeddings, positions
+    # and generator are kept and whose stacks are overwritten (in place)
+    into: EncoderDecoder | None = None,
+) -> EncoderDecoder:
+    ("Our `EncoderDecoder` with the weights of a `TorchTransformer` (or a raw `nn.Transformer`'s "
+     "stacks copied into `into`): the same function, with chapter 08's KV cache.")
+    if isinstance(model, nn.Transformer):
+        if into is None:
+            raise ValueError("a raw nn.Transformer has no embeddings, positions or generator: "
+                             "pass into=make_model(...) of the same sizes, whose own are kept")
+        ours, transformer = into, model
+    else:
+        if into is not None:
+            raise ValueError("into= is for a raw nn.Transformer; a TorchTransformer brings "
+                             "its own embeddings and generator")
+        ours = make_model_from_config(model.config).to(next(model.parameters()).dtype)
+        ours.load_state_dict({k: v for k, v in model.state_dict().items()
+                              if k.startswith(("src_embed.", "tgt_embed.", "generator."))},
+                             strict=False)
+        transformer = model.transformer
+    _check_stacks(transformer, ours.config)
+    _copy_stacks(transformer, ours, to_ours=True)
     return ours.eval()
+
+
+@torch.no_grad()
+def ours_to_torch(
+    model: EncoderDecoder,  # ours, built by make_model (sinusoidal or learned positions)
+    raw: bool = False,  # True: only the nn.Transformer inside (without embeddings, generator)
+) -> TorchTransformer | nn.Transformer:
+    "The copy back: a `TorchTransformer` (or its `nn.Transformer`) computing what `model` computes."
+    config = model.config
+    theirs = TorchTransformer(**config.to_dict()).to(next(model.parameters()).dtype)
+    theirs.load_state_dict({k: v for k, v in model.state_dict().items()
+                            if k.startswith(("src_embed.", "tgt_embed.", "generator."))},
+                           strict=False)
+    _copy_stacks(theirs.transformer, model, to_ours=False)
+    theirs.eval()
+    return theirs.transformer if raw else theirs
 
 
 register_arch("torch", lambda config: TorchTransformer(**config.to_dict()),

@@ -7,7 +7,7 @@ from torch import Tensor, nn
 from torch.nn import Module
 from typing import Any, Callable
 
-__all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'training_flops', 'counted_step_flops']
+__all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'ours_to_torch', 'training_flops', 'counted_step_flops']
 
 def paper_dropouts_only(transformer: nn.Transformer) -> None:
     """Switch off nn.Transformer's dropout on the attention weights and the feed-forward hidden layer, keeping §5.4's on each sublayer's output (make_model's default)."""
@@ -43,11 +43,20 @@ class TorchTransformer(Module):
         """
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = ...) -> Tensor: ...
 
-def torch_to_ours(model: TorchTransformer) -> EncoderDecoder:
-    """Our `EncoderDecoder` with the weights of a post-norm `TorchTransformer`: the same function, with chapter 08's KV cache.
+def torch_to_ours(model: TorchTransformer | nn.Transformer, into: EncoderDecoder | None = ...) -> EncoderDecoder:
+    """Our `EncoderDecoder` with the weights of a `TorchTransformer` (or a raw `nn.Transformer`'s stacks copied into `into`): the same function, with chapter 08's KV cache.
 
     Parameters:
-    - model: trained with --arch torch
+    - model: trained with --arch torch, or PyTorch's own nn.Transformer
+    - into: for a raw nn.Transformer only: our model of the same sizes, whose embeddings, positions and generator are kept and whose stacks are overwritten (in place)
+    """
+
+def ours_to_torch(model: EncoderDecoder, raw: bool = ...) -> TorchTransformer | nn.Transformer:
+    """The copy back: a `TorchTransformer` (or its `nn.Transformer`) computing what `model` computes.
+
+    Parameters:
+    - model: ours, built by make_model (sinusoidal or learned positions)
+    - raw: True: only the nn.Transformer inside (without embeddings, generator)
     """
 PEAK_FLOPS: dict
 

@@ -16,22 +16,25 @@ from typing import Callable, Sequence
 
 import torch
 from fastcore.basics import patch
+from torch import nn
 
 from .batching import BOS, EOS, PAD
 from .checks import check_int, one_line_warnings
 from .data import join_cjk, load_corpus, register_corpus_from
 from .subwords import CORPUS_FILE, TOKENIZER_FILE, Tokenizer
-from .checkpoint import list_checkpoints, load_model, model_checkpoints
-from .decoding import beam_search, greedy_decode
+from .checkpoint import (atomic_write_bytes, list_checkpoints, load_model,
+                                              model_checkpoints)
+from .decoding import beam_search, greedy_decode, sample_decode
 from .masking import padding_mask
-from .model import TO_OURS, EncoderDecoder, model_config_dict
+from .model import (TO_OURS, EncoderDecoder, build_model, model_config_dict,
+                                         unwrap)
 from .multihead import keep_attention_weights
 from .train_config import pick_device
 
 # %% auto #0
-__all__ = ['DECODING_FILE', 'TUNE_ALPHAS', 'TUNE_AVERAGES', 'run_dir_of', 'Translator', 'bleu_and_chrf', 'repeats',
-           'score_translations', 'format_scores', 'length_warning', 'evaluate_translator', 'tune_decoding',
-           'chosen_decoding', 'translate_main', 'evaluate_main']
+__all__ = ['CONFIG_FILE', 'WEIGHTS_FILE', 'PRETRAINED_FORMAT', 'DECODING_FILE', 'TUNE_ALPHAS', 'TUNE_AVERAGES', 'run_dir_of',
+           'Translator', 'bleu_and_chrf', 'repeats', 'score_translations', 'format_scores', 'length_warning',
+           'evaluate_translator', 'tune_decoding', 'chosen_decoding', 'translate_main', 'evaluate_main']
 
 # %% ../nbs/09b_translate.ipynb #b80171ee
 def run_dir_of(path: str | os.PathLike) -> Path:
@@ -67,27 +70,32 @@ class Translator:
             raise FileNotFoundError(f"{tok_path}: no tokenizer. "
                                     "Runs trained with `--data corpus` save it there; "
                                     "for other runs pass the tokenizer file (--tokenizer FILE)")
-        self.tokenizer = Tokenizer.load(tok_path)
         # chapter 06d: each file read once, the weights averaged
         model = load_model(self.checkpoints)
+        corpus_file = self.run_dir / CORPUS_FILE
+        try:
+            corpus = (json.loads(corpus_file.read_text(encoding="utf-8"))
+                      if corpus_file.is_file() else {})
+        except ValueError as e:  # not JSON, or not UTF-8
+            raise ValueError(f"{corpus_file} is damaged: {e}") from None
+        self._setup(model, Tokenizer.load(tok_path), corpus, device, convert, tok_path)
+
+    def _setup(self, model: nn.Module, tokenizer: Tokenizer, corpus: dict, device, convert: bool,
+               source) -> None:
+        "Check that the model's vocabulary is the tokenizer's; convert, place and keep the model."
+        self.tokenizer, self.corpus = tokenizer, corpus
         config = model_config_dict(model)
         for side in ("src_vocab", "tgt_vocab"):
             if config[side] != self.tokenizer.vocab_size:
                 raise ValueError(f"the model's {side}={config[side]} does not match "
                                  f"the tokenizer's vocabulary of {self.tokenizer.vocab_size} "
-                                 f"({tok_path})")
-        corpus_file = self.run_dir / CORPUS_FILE
-        try:
-            self.corpus = (json.loads(corpus_file.read_text(encoding="utf-8"))
-                           if corpus_file.is_file() else {})
-        except ValueError as e:  # not JSON, or not UTF-8
-            raise ValueError(f"{corpus_file} is damaged: {e}") from None
+                                 f"({source})")
         self.device = pick_device(None if device == "auto" else device)
         # e.g. --arch torch: the appendix registers the copy
         to_ours = TO_OURS.get(config.get("arch", "ours"))
         if convert and to_ours is not None and not config.get("norm_first"):
             model = to_ours(model)
-        self.model = model.to(self.device).eval()
+        self.model = unwrap(model).to(self.device).eval()
         self.model_config = config
         # the KV cache of chapter 08 knows our layers only
         self.use_cache = isinstance(self.model, EncoderDecoder)
@@ -121,7 +129,8 @@ def _batches(self: Translator, order: list[int], lengths: list[int], batch_size:
 @patch
 def __repr__(self: Translator):
     arch = self.model_config.get("arch", "ours")
-    return (f"Translator({str(self.run_dir)!r}, arch={arch}, checkpoints={len(self.checkpoints)}, "
+    where = "in memory" if self.run_dir is None else repr(str(self.run_dir))
+    return (f"Translator({where}, arch={arch}, checkpoints={len(self.checkpoints)}, "
             f"vocab={self.tokenizer.vocab_size})")
 
 # %% ../nbs/09b_translate.ipynb #19f777b6
@@ -136,6 +145,12 @@ def translate(
     batch_size: int = 64,  # most sentences decoded together
     # most padded source tokens per batch (beam search multiplies them by k)
     max_tokens: int = 6000,
+    # sample instead of searching (chapter 08's sample_decode), with these settings:
+    sample: bool = False,
+    temperature: float = 1.0,  # 0: greedy; < 1 sharper, > 1 flatter than the model
+    top_k: int | None = None,  # keep the k most probable tokens
+    top_p: float | None = None,  # keep the smallest set of tokens holding p
+    seed: int | None = None,  # the same seed, sentences and settings: the same samples
 ) -> list[str]:  # detokenized translations, in the order of `sentences`
     ("Translate `sentences`: encode, sort by length, decode in batches, detokenize, "
      "restore the order.")
@@ -146,10 +161,14 @@ def translate(
         raise ValueError(
             f"batch_size and max_tokens must be >= 1, got {batch_size} and {max_tokens}"
         )
+    if sample and greedy:
+        raise ValueError("translate: greedy=True or sample=True, not both")
+    generator = None if seed is None else torch.Generator(self.device).manual_seed(
+        check_int(seed, "seed", 0))
     ids = [self.tokenizer.encode(t) if (t := self.prepare(s)) else [] for s in sentences]
     out = [""] * len(ids)
     order = sorted((i for i in range(len(ids)) if ids[i]), key=lambda i: len(ids[i]))
-    budget = max_tokens if greedy else max(1, max_tokens // beam_size)
+    budget = max_tokens if greedy or sample else max(1, max_tokens // beam_size)
     for chunk in self._batches(order, [len(x) for x in ids], batch_size, budget):
         width = 1 + max(len(ids[i]) for i in chunk)
         # each source: its subword ids, then EOS, then PAD
@@ -157,7 +176,11 @@ def translate(
         src = torch.tensor([ids[i] + [EOS] + [PAD] * (width - 1 - len(ids[i])) for i in chunk],
                            dtype=torch.long, device=self.device)
         src_mask = padding_mask(src, PAD)
-        if greedy:
+        if sample:
+            hyp = sample_decode(self.model, src, src_mask, temperature=temperature,
+                                top_k=top_k, top_p=top_p, generator=generator,
+                                bos=BOS, eos=EOS, pad=PAD, use_cache=self.use_cache)
+        elif greedy:
             hyp = greedy_decode(self.model, src, src_mask, bos=BOS, eos=EOS, pad=PAD,
                                 use_cache=self.use_cache)
         else:
@@ -208,6 +231,93 @@ def attention_maps(
             "tgt_tokens": ["<s>"] + [piece(i) for i in tgt_ids],
             **{name: [[round(float(v), 4) for v in row] for row in w.tolist()]
                for name, w in maps.items()}}
+
+# %% ../nbs/09b_translate.ipynb #f1372c8a
+CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"  # save_pretrained's files
+PRETRAINED_FORMAT = "annotated-transformer/translator"  # config.json's "format"
+_DTYPES = {"float32": torch.float32, "float64": torch.float64,
+           "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+@patch(cls_method=True)
+def from_model(
+    cls: Translator,
+    model: nn.Module,  # an EncoderDecoder (or a registered arch) with its TransformerConfig
+    tokenizer: Tokenizer | str | os.PathLike,  # the tokenizer, or its file
+    device: str | torch.device | None = "cpu",  # "auto": the best device present
+    # the corpus record of the run (corpus.json), for `prepare` and `evaluate_translator`
+    corpus: dict | None = None,
+    convert: bool = True,  # an --arch torch model: decode with our layers (see __init__)
+) -> Translator:
+    "A Translator for a model in memory and its tokenizer: no run directory needed."
+    self = cls.__new__(cls)
+    self.checkpoints, self.run_dir, self.avg = [], None, 1
+    tok = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer.load(tokenizer)
+    self._setup(model, tok, dict(corpus or {}), device, convert, "the tokenizer given")
+    return self
+
+# %% ../nbs/09b_translate.ipynb #6ad03cdc
+@patch
+def save_pretrained(self: Translator, folder: str | os.PathLike) -> Path:
+    ("Write model.safetensors (tied weights stored once), config.json and tokenizer.model "
+     "into `folder`; `Translator.from_pretrained` reads them.")
+    from safetensors.torch import save_model  # imported when used: the package loads faster
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    dtype = next(self.model.parameters()).dtype
+    config = {"format": PRETRAINED_FORMAT, "version": 1,
+              "model_config": model_config_dict(self.model),
+              "dtype": str(dtype).removeprefix("torch."), "corpus": self.corpus}
+    tmp = folder / f".{WEIGHTS_FILE}.tmp"
+    save_model(self.model, str(tmp))  # drops the duplicate names of tied tensors
+    os.replace(tmp, folder / WEIGHTS_FILE)
+    self.tokenizer.save(folder / TOKENIZER_FILE)
+    # written last: a folder with config.json is complete
+    atomic_write_bytes((json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode(),
+                       folder / CONFIG_FILE)
+    return folder
+
+# %% ../nbs/09b_translate.ipynb #eeadeffe
+def _pretrained_config(folder: Path) -> dict:
+    "config.json of a folder written by save_pretrained, checked (one-line errors)."
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder (Translator.save_pretrained writes one)")
+    missing = [n for n in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (folder / n).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder}: {', '.join(missing)} missing; a folder written by "
+                                f"save_pretrained holds {CONFIG_FILE}, {WEIGHTS_FILE} and "
+                                f"{TOKENIZER_FILE}")
+    try:
+        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+    except ValueError as e:  # not JSON, or not UTF-8
+        raise ValueError(f"{folder / CONFIG_FILE} is damaged: {e}") from None
+    if not isinstance(config, dict) or config.get("format") != PRETRAINED_FORMAT:
+        raise ValueError(f"{folder / CONFIG_FILE} was not written by save_pretrained "
+                         f"(no \"format\": {PRETRAINED_FORMAT!r})")
+    if config.get("dtype", "float32") not in _DTYPES:
+        raise ValueError(f"{folder / CONFIG_FILE}: unknown dtype {config.get('dtype')!r}")
+    return config
+
+
+@patch(cls_method=True)
+def from_pretrained(
+    cls: Translator,
+    folder: str | os.PathLike,  # written by save_pretrained
+    device: str | torch.device | None = "cpu",  # "auto": the best device present
+) -> Translator:
+    "The Translator that save_pretrained wrote into `folder`, read without pickle."
+    from safetensors.torch import load_model as load_weights
+    folder = Path(folder)
+    config = _pretrained_config(folder)
+    model = build_model(config["model_config"]).to(_DTYPES[config.get("dtype", "float32")])
+    try:  # the names dropped for tied tensors are tied again in `model`
+        load_weights(model, str(folder / WEIGHTS_FILE), strict=True)
+    except Exception as e:  # a damaged file, or weights of another model
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"{folder / WEIGHTS_FILE}: cannot load it into the model of "
+                         f"{CONFIG_FILE} ({first})") from None
+    return cls.from_model(model, folder / TOKENIZER_FILE, device=device,
+                          corpus=config.get("corpus"))
 
 # %% ../nbs/09b_translate.ipynb #98903e55
 def bleu_and_chrf(tgt_lang: str | None = None):
@@ -298,7 +408,9 @@ def evaluate_translator(
         raise ValueError(f"unknown split {split!r}: choose test, dev or train")
     meta = translator.corpus
     if not meta.get("spec"):
-        raise ValueError(f"{translator.run_dir / CORPUS_FILE} is missing: "
+        where = (translator.run_dir / CORPUS_FILE if translator.run_dir is not None
+                 else "its corpus record")
+        raise ValueError(f"{where} is missing: "
                          "evaluate needs a run trained with --data corpus "
                          "(or score files with --hyp/--ref)")
     # a kind its training process registered at run time

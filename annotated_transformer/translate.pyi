@@ -4,10 +4,11 @@
 
 import os
 import torch
+from fastcore.basics import _clsmethod
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-__all__ = ['DECODING_FILE', 'TUNE_ALPHAS', 'TUNE_AVERAGES', 'run_dir_of', 'Translator', 'bleu_and_chrf', 'repeats', 'score_translations', 'format_scores', 'length_warning', 'evaluate_translator', 'tune_decoding', 'chosen_decoding', 'translate_main', 'evaluate_main']
+__all__ = ['CONFIG_FILE', 'WEIGHTS_FILE', 'PRETRAINED_FORMAT', 'DECODING_FILE', 'TUNE_ALPHAS', 'TUNE_AVERAGES', 'run_dir_of', 'Translator', 'bleu_and_chrf', 'repeats', 'score_translations', 'format_scores', 'length_warning', 'evaluate_translator', 'tune_decoding', 'chosen_decoding', 'translate_main', 'evaluate_main']
 
 def run_dir_of(path: str | os.PathLike) -> Path:
     """The run directory of `path`: itself, or for a checkpoint file OUT/checkpoints/step_N.pt, OUT."""
@@ -33,7 +34,7 @@ class Translator:
         """
     def prepare(self, text: str) -> str:
         """The source text as the training data saw it (e.g. without word-segmentation spaces in Chinese)."""
-    def translate(self, sentences: Sequence[str], beam_size: int = ..., length_penalty: float = ..., greedy: bool = ..., batch_size: int = ..., max_tokens: int = ...) -> list[str]:
+    def translate(self, sentences: Sequence[str], beam_size: int = ..., length_penalty: float = ..., greedy: bool = ..., batch_size: int = ..., max_tokens: int = ..., sample: bool = ..., temperature: float = ..., top_k: int | None = ..., top_p: float | None = ..., seed: int | None = ...) -> list[str]:
         """Translate `sentences`: encode, sort by length, decode in batches, detokenize, restore the order.
 
         Parameters:
@@ -43,6 +44,11 @@ class Translator:
         - greedy: greedy decoding instead of beam search
         - batch_size: most sentences decoded together
         - max_tokens: most padded source tokens per batch (beam search multiplies them by k)
+        - sample: sample instead of searching (chapter 08's sample_decode), with these settings:
+        - temperature: 0: greedy; < 1 sharper, > 1 flatter than the model
+        - top_k: keep the k most probable tokens
+        - top_p: keep the smallest set of tokens holding p
+        - seed: the same seed, sentences and settings: the same samples
         - returns: detokenized translations, in the order of `sentences`
         """
     def attention_maps(self, sentence: str, translation: str | None = ..., layer: int = ...) -> dict:
@@ -54,6 +60,13 @@ class Translator:
         - layer: which encoder/decoder layer
         - returns: tokens and head-averaged weights of the three kinds of attention, as plain lists
         """
+    from_model: _clsmethod
+    def save_pretrained(self, folder: str | os.PathLike) -> Path:
+        """Write model.safetensors (tied weights stored once), config.json and tokenizer.model into `folder`; `Translator.from_pretrained` reads them."""
+    from_pretrained: _clsmethod
+CONFIG_FILE: str
+WEIGHTS_FILE: str
+PRETRAINED_FORMAT: str
 
 def bleu_and_chrf(tgt_lang: str | None = ...): ...
 

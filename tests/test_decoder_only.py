@@ -196,7 +196,9 @@ def test_loss_and_measures():
 def test_bad_configurations_are_refused():
     for kwargs, message in ((dict(h=3), "d_model=128 is not divisible by h=3"),
                             (dict(n_kv_heads=3), "h=4 is not divisible by n_kv_heads=3"),
-                            (dict(feed_forward="gelu"), "feed_forward must be one of relu, swiglu")):
+                            (dict(feed_forward="gelu"), "feed_forward must be one of relu, swiglu"),
+                            # relative positions live in the encoder-decoder's attention (chapter 04), not here
+                            (dict(positional="relative"), "positional must be one of sinusoidal, learned, rope, got")):
         with pytest.raises(ValueError, match=message.replace("(", r"\(")):
             LMConfig(**kwargs)
 

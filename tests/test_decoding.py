@@ -619,3 +619,73 @@ def test_pad_is_never_generated():
     assert all(PAD not in h.tokens for hs in hyps for h in hs)
     with pytest.raises(ValueError, match="pad and eos must be different ids"):
         greedy_decode(m, src, mask, pad=EOS)
+
+
+# ----------------------------------------------------------------------------- sampling
+
+def _sample(model, src, mask, **kw):
+    from annotated_transformer.decoding import sample_decode
+    return sample_decode(model, src, mask, **kw)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_sampling_at_temperature_zero_is_greedy(norm_first):
+    m = small_model(seed=3, norm_first=norm_first)
+    src, mask = padded_sources(seed=3)
+    greedy, scores = greedy_decode(m, src, mask, return_scores=True)
+    out, out_scores = _sample(m, src, mask, temperature=0, seed=0, return_scores=True)
+    assert torch.equal(out, greedy) and torch.equal(out_scores, scores)
+    assert torch.equal(_sample(m, src, mask, top_k=1, seed=5), greedy)  # one token left: no choice
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_sampling_cache_equals_recompute_and_is_seeded(norm_first):
+    m = small_model(seed=4, norm_first=norm_first)
+    src, mask = padded_sources(seed=4)
+    kw = dict(temperature=1.3, top_k=9, top_p=0.95, max_new_tokens=30)
+    out = _sample(m, src, mask, seed=11, **kw)
+    assert torch.equal(out, _sample(m, src, mask, seed=11, **kw))
+    assert torch.equal(out, _sample(m, src, mask, seed=11, use_cache=False, **kw))
+    assert torch.equal(out, _sample(m, src, mask, generator=torch.Generator().manual_seed(11), **kw))
+    others = [_sample(m, src, mask, seed=s, **kw) for s in range(12, 15)]
+    assert any(o.shape != out.shape or not torch.equal(o, out) for o in others)  # the seed matters
+
+
+def test_sampling_stops_at_eos_never_draws_pad_and_scores_the_model():
+    m = small_model(seed=5)
+    with torch.no_grad():
+        m.generator.proj.bias[PAD] += 3.0  # PAD made likely: it must still never be drawn
+    src, mask = padded_sources(seed=5)
+    out, scores = _sample(m, src, mask, temperature=1.0, seed=0, max_new_tokens=25, return_scores=True)
+    end = after_end(out)
+    assert (out[end] == PAD).all() and not (out[~end] == PAD).any()
+    assert (scores[end] == 0).all()
+    # the scores are the model's own log p of the drawn tokens (not the tempered ones)
+    tf = teacher_forced_log_probs(m, src, mask, out.masked_fill(end, PAD))
+    torch.testing.assert_close(scores[~end], tf[~end], rtol=0, atol=1e-12)
+
+
+def test_sampling_errors():
+    m = small_model()
+    src, mask = padded_sources()
+    with pytest.raises(ValueError, match="a generator or a seed, not both"):
+        _sample(m, src, mask, seed=1, generator=torch.Generator())
+    with pytest.raises(ValueError, match=r"temperature must be >= 0 \(0: greedy\), got -1"):
+        _sample(m, src, mask, temperature=-1)
+    with pytest.raises(ValueError, match=r"top_p must be in \(0, 1\], got 1.5"):
+        _sample(m, src, mask, top_p=1.5)
+    with pytest.raises(ValueError, match="top_k must be >= 1"):
+        _sample(m, src, mask, top_k=0)
+
+
+def test_filter_logits_and_sample_next_match_chapter_13s():
+    "Chapter 08 defines them; chapter 13's decoder-only model uses the same functions (same behaviour)."
+    from annotated_transformer import decoder_only, decoding
+    torch.manual_seed(0)
+    logits = torch.randn(6, 20, dtype=torch.float64)
+    for kw in [dict(), dict(top_k=3), dict(top_p=0.7), dict(top_k=5, top_p=0.5)]:
+        assert torch.equal(decoding.filter_logits(logits, **kw), decoder_only.filter_logits(logits, **kw))
+        for T in (0, 0.7, 1.5):
+            a = decoding.sample_next(logits, T, generator=torch.Generator().manual_seed(1), **kw)
+            b = decoder_only.sample_next(logits, T, generator=torch.Generator().manual_seed(1), **kw)
+            assert torch.equal(a, b)

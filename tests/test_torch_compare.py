@@ -108,3 +108,73 @@ def test_same_dropout_as_nn_transformer(inner_dropout):
 def test_inner_dropout_adds_dropout_inside_the_sublayers():
     "The switch adds the two inner dropouts: with it on, the outputs spread more over dropout masks."
     assert _output_spreads(True)[1] > 1.1 * _output_spreads(False)[1]
+
+
+def _perturbed(*models):
+    with torch.no_grad():
+        for m in models:
+            for p in m.parameters():  # move the norms and biases away from their initial 1s and 0s
+                p.add_(0.1 * torch.randn_like(p))
+            m.eval()
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_raw_nn_transformer_into_ours_and_back(norm_first):
+    "A raw nn.Transformer's stacks copied into ours (its final norms kept), and ours copied back: float64, ~1e-15."
+    from annotated_transformer.masking import causal_mask
+    from annotated_transformer.torch_compare import ours_to_torch
+    torch.manual_seed(1)
+    raw = torch.nn.Transformer(32, 4, 2, 2, 64, dropout=0.0, batch_first=True, norm_first=norm_first).double()
+    ours = make_model(40, 40, N=2, d_model=32, d_ff=64, h=4, dropout=0.0, norm_first=norm_first).double()
+    _perturbed(raw, ours)
+    assert torch_to_ours(raw, into=ours) is ours
+    b = make_batch([([5, 6, 7, 9, 11], [8, 9]), ([5], [8, 9, 10, 11, 12])])
+    real = b.tgt_out != 0
+    x, y = ours.src_embed(b.src), ours.tgt_embed(b.tgt_in)
+    masks = dict(tgt_mask=~causal_mask(y.size(1))[0], src_key_padding_mask=b.src == 0,
+                 memory_key_padding_mask=b.src == 0)
+    mine = ours(b.src, b.tgt_in, b.src_mask, b.tgt_mask)
+    torch.testing.assert_close(raw(x, y, **masks)[real], mine[real], rtol=0, atol=1e-10)
+    back = ours_to_torch(ours)
+    torch.testing.assert_close(back(b.src, b.tgt_in, b.src_mask, b.tgt_mask)[real], mine[real], rtol=0, atol=1e-10)
+    raw_back = ours_to_torch(ours, raw=True)
+    assert isinstance(raw_back, torch.nn.Transformer)
+    torch.testing.assert_close(raw_back(x, y, **masks)[real], mine[real], rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_torch_to_ours_and_back_is_the_identity(norm_first):
+    from annotated_transformer.torch_compare import ours_to_torch
+    torch.manual_seed(2)
+    theirs = TorchTransformer(40, 40, N=2, d_model=32, d_ff=64, h=4, dropout=0.0, norm_first=norm_first).double()
+    _perturbed(theirs)
+    ours = torch_to_ours(theirs)
+    b = make_batch([([5, 6, 7, 9, 11], [8, 9]), ([5], [8, 9, 10, 11, 12])])
+    real = b.tgt_out != 0
+    torch.testing.assert_close(theirs(b.src, b.tgt_in, b.src_mask, b.tgt_mask)[real],
+                               ours(b.src, b.tgt_in, b.src_mask, b.tgt_mask)[real], rtol=0, atol=1e-10)
+    again = ours_to_torch(ours).state_dict()
+    assert again.keys() == theirs.state_dict().keys()
+    assert all(torch.equal(v, again[k]) for k, v in theirs.state_dict().items())
+
+
+def test_raw_converter_refuses_what_ours_cannot_hold():
+    torch.manual_seed(0)
+    ours = make_model(40, 40, N=2, d_model=32, d_ff=64, h=4)
+    with pytest.raises(ValueError, match="pass into=make_model"):
+        torch_to_ours(torch.nn.Transformer(32, 4, 2, 2, 64, batch_first=True))
+    with pytest.raises(ValueError, match="'d_ff': 128"):
+        torch_to_ours(torch.nn.Transformer(32, 4, 2, 2, 128, batch_first=True), into=ours)
+    with pytest.raises(ValueError, match="uses ReLU"):
+        torch_to_ours(torch.nn.Transformer(32, 4, 2, 2, 64, activation="gelu", batch_first=True), into=ours)
+    with pytest.raises(ValueError, match="into= is for a raw nn.Transformer"):
+        torch_to_ours(TorchTransformer(40, 40, N=2, d_model=32, d_ff=64, h=4), into=ours)
+
+
+@pytest.mark.parametrize("positional", ["rope", "relative"])
+def test_the_torch_architecture_refuses_positions_inside_attention(positional):
+    "nn.MultiheadAttention has no place for rotary or relative positions: refused in one line, not built without them."
+    from annotated_transformer.model import TransformerConfig, build_model
+    with pytest.raises(ValueError, match=f"positional='{positional}'.*--arch ours"):
+        build_model(TransformerConfig(src_vocab=11, tgt_vocab=11, N=1, d_model=32, d_ff=64, h=4,
+                                      positional=positional), arch="torch")

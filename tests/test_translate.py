@@ -459,3 +459,66 @@ def test_tune_refuses_what_it_chooses_itself_and_damaged_choices(run, tmp_path, 
         cli(["translate", "--model", str(damaged), "--input", str(FIX / "dev.tsv")])
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1 and "decoding.json is damaged" in err
+
+
+# ---- in memory: from_model, save_pretrained, from_pretrained, sampling ------------------------------------------
+def test_from_model_translates_like_the_run(run):
+    t = Translator(run)
+    mem = Translator.from_model(t.model, t.tokenizer, corpus=t.corpus)
+    sentences = [s for s, _ in load_corpus(SPEC).train[:4]]
+    assert mem.translate(sentences, beam_size=3) == t.translate(sentences, beam_size=3)
+    assert mem.run_dir is None and "in memory" in repr(mem)
+    with pytest.raises(ValueError, match="does not match the tokenizer's vocabulary"):
+        Translator.from_model(build_model({**t.model_config, "src_vocab": 7, "tgt_vocab": 7}), t.tokenizer)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_save_pretrained_round_trip_is_exact(run, tmp_path, dtype):
+    t = Translator.from_model(Translator(run, avg=3).model.to(dtype), Tokenizer.load(run / TOKENIZER_FILE),
+                              corpus=json.loads((run / CORPUS_FILE).read_text()))
+    folder = t.save_pretrained(tmp_path / "pretrained")
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors", "tokenizer.model"]
+    loaded = Translator.from_pretrained(folder)
+    a, b = t.model.state_dict(), loaded.model.state_dict()
+    assert a.keys() == b.keys() and all(x.dtype == dtype and torch.equal(x, b[k]) for k, x in a.items())
+    m = loaded.model  # the tied weights are one tensor again
+    assert m.generator.proj.weight is m.tgt_embed[0].lut.weight is m.src_embed[0].lut.weight
+    assert loaded.tokenizer == t.tokenizer and loaded.corpus == t.corpus
+    sentences = [s for s, _ in load_corpus(SPEC).train[:4]]
+    assert loaded.translate(sentences) == t.translate(sentences)
+
+
+def test_from_pretrained_never_unpickles(run, tmp_path, monkeypatch):
+    folder = Translator(run).save_pretrained(tmp_path / "p")
+
+    def no_pickle(*args, **kwargs):
+        raise AssertionError("from_pretrained called torch.load")
+    monkeypatch.setattr(torch, "load", no_pickle)
+    assert Translator.from_pretrained(folder).translate(["Guten Morgen."], greedy=True)
+
+
+def test_from_pretrained_errors_are_one_line(run, tmp_path):
+    folder = Translator(run).save_pretrained(tmp_path / "p")
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        Translator.from_pretrained(tmp_path / "nowhere")
+    (folder / "tokenizer.model").unlink()
+    with pytest.raises(FileNotFoundError, match=r"tokenizer.model missing; a folder written by save_pretrained"):
+        Translator.from_pretrained(folder)
+    folder = Translator(run).save_pretrained(tmp_path / "q")
+    (folder / "model.safetensors").write_bytes(b"not safetensors")
+    with pytest.raises(ValueError, match=r"model.safetensors: cannot load it into the model of config.json") as e:
+        Translator.from_pretrained(folder)
+    assert "\n" not in str(e.value)
+    (folder / "config.json").write_text('{"model_config": {}}')
+    with pytest.raises(ValueError, match="was not written by save_pretrained"):
+        Translator.from_pretrained(folder)
+
+
+def test_translate_samples_seeded(run):
+    t = Translator(run)
+    sentences = [s for s, _ in load_corpus(SPEC).train[:6]]
+    a = t.translate(sentences, sample=True, temperature=1.0, top_p=0.9, seed=3)
+    assert a == t.translate(sentences, sample=True, temperature=1.0, top_p=0.9, seed=3)
+    assert t.translate(sentences, sample=True, temperature=0) == t.translate(sentences, greedy=True)
+    with pytest.raises(ValueError, match="greedy=True or sample=True, not both"):
+        t.translate(sentences, sample=True, greedy=True)
