@@ -475,12 +475,11 @@ def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     attn = MultiHeadAttention(config.h, d_model, inner, d_k=config.d_k)
     # chapter 04, in the self-attentions only: RoPE turns queries and keys; relative
     # positions (Shaw et al., 2018, k = 16) add a^K to the keys and a^V to the values
-    extra = {}
+    extra = {}  # a second module only if it differs: each one built draws the RNG
     if config.positional == "rope":
         extra = {"rotate": apply_rotary}
     elif config.positional == "relative":
         extra = {"relative": RelativeAttention(attn.d_k, attn.d_v)}
-    # (a second module only when it differs: every module built draws from the RNG)
     self_attn = MultiHeadAttention(config.h, d_model, inner, d_k=config.d_k,
                                    **extra) if extra else attn
     ff = PositionwiseFeedForward(d_model, config.d_ff, inner)
