@@ -15,8 +15,8 @@ from .checks import check_int, check_probability, check_special_ids, check_token
 from .attention import attention, check_mask, fused_attention
 from .masking import causal_mask, padding_mask, target_mask
 from .multihead import MultiHeadAttention, check_2d_mask, keep_attention_weights
-from .positional import (LearnedPositionalEncoding, PositionalEncoding, RotaryPositions, apply_rotary,
-                         sinusoidal_encoding)
+from .positional import (LearnedPositionalEncoding, PositionalEncoding, RelativeAttention, RelativePositions,
+                         RotaryPositions, apply_rotary, relative_offsets, sinusoidal_encoding)
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .model import (ARCHS, Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
                     TransformerConfig, build_model, count_parameters, init_weights, make_model,
@@ -49,7 +49,8 @@ __all__ = [
     "causal_mask", "padding_mask", "target_mask",
     "MultiHeadAttention", "check_2d_mask", "keep_attention_weights",
     # 04 positional encoding, 05 sublayers
-    "LearnedPositionalEncoding", "PositionalEncoding", "RotaryPositions", "apply_rotary", "sinusoidal_encoding",
+    "LearnedPositionalEncoding", "PositionalEncoding", "RelativeAttention", "RelativePositions", "RotaryPositions",
+    "apply_rotary", "relative_offsets", "sinusoidal_encoding",
     "AddAndNorm", "PositionwiseFeedForward",
     # 06 the model
     "ARCHS", "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderDecoder", "EncoderLayer", "Generator",
