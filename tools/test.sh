@@ -10,7 +10,10 @@
 #      in a real CJK font, with no markup left over).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install.sh
+# Debian's packages (browser, font) are first needed by the book build: they install while the tests run.
+mkdir -p _build/logs
+bash tools/install_system.sh > _build/logs/install_system.log 2>&1 & system=$!
+SKIP_SYSTEM=1 bash tools/install.sh
 source .venv/bin/activate
 step() { printf '\n=== %s (%ss elapsed)\n' "$1" "$SECONDS"; }
 
@@ -36,11 +39,16 @@ ATEN_CPU_CAPABILITY=default python -m pytest -q -n 2 tests/test_attention.py tes
     tests/test_multihead.py tests/test_positional.py tests/test_sublayers.py tests/test_model.py \
     tests/test_torch_compare.py tests/test_decoding.py tests/test_learning.py -k "not tiny_model_learns"
 
+step "Debian's packages (started with the install)"
+system_status=0; wait "$system" || system_status=$?
+cat _build/logs/install_system.log
+[ "$system_status" = 0 ] || exit 1
+rm -f "${MPLCONFIGDIR:-$HOME/.cache/matplotlib}"/fontlist-*.json  # a font list read while the font was installing
+
 step "jupyter-book build -W, both editions (the English one executes every notebook)"
 bash tools/build_site.sh
 
 step "the site in headless Chromium, both editions (side by side: one browser per core)"
-mkdir -p _build/logs
 # SCREENSHOT_DIR=DIR keeps a PNG of every page view (for a person to look at; the checks do not need them)
 python tools/check_site.py _build/site/en ${SCREENSHOT_DIR:+--screenshots "$SCREENSHOT_DIR"} \
   > _build/logs/site_en.log 2>&1 & en=$!
