@@ -36,7 +36,8 @@ from .runs import (LOCK_FILE, RunLock, StopSignals, Stopped, clear_run,
                                         exit_status, format_size, memory_capacity, run_files,
                                         run_markers)
 from .train_config import TrainConfig, field_types, pick_device, type_name
-from .trainer import StepMemory, StepOutOfMemory, Trainer, init_distributed
+from .trainer import (StepMemory, StepOutOfMemory, Trainer, data_file_bytes,
+                                           init_distributed)
 
 # %% auto #0
 __all__ = ['RESUMABLE_CHANGES', 'SMALL_MODEL_WORK', 'MEMORY_MARGIN', 'build_parser', 'resolve_config', 'run_start', 'train_main',
@@ -400,19 +401,9 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             _remove_if_unused(out)
 
 # %% ../nbs/07c_train_command.ipynb #312303f0
-def _data_file_bytes(files: dict) -> dict[str, bytes]:
-    "A data builder's files as bytes, their names checked."
-    out = {}
-    for name, content in files.items():
-        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
-            raise ValueError(f"DataBundle.files: {name!r} must be a plain file name (no folders)")
-        out[name] = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-    return out
-
-
 def _write_data_files(out: Path, files: dict) -> None:
     "Write a data builder's files into the run directory, each atomically."
-    for name, data in _data_file_bytes(files).items():
+    for name, data in data_file_bytes(files).items():
         atomic_write_bytes(data, out / name)
 
 # %% ../nbs/07c_train_command.ipynb #03650975
@@ -583,7 +574,7 @@ def _train(cfg: TrainConfig, out: Path, resume_from: Path | None, argv, start: s
     try:
         random.seed(cfg.seed); np.random.seed(cfg.seed); torch.manual_seed(cfg.seed)
         data = get_data_builder(cfg.data)(cfg)
-        files = _data_file_bytes(data.files)
+        files = data_file_bytes(data.files)
         _check_data(cfg, data, files, out, start)
         model = build_model(dataclasses.replace(cfg.model, src_vocab=data.src_vocab,
                                                 tgt_vocab=data.tgt_vocab), cfg.arch)

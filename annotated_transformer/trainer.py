@@ -37,7 +37,17 @@ from .runs import measure_peak, memory_in_use
 from .train_config import TrainConfig, autocast_context, pick_device
 
 # %% auto #0
-__all__ = ['Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+__all__ = ['data_file_bytes', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+
+# %% ../nbs/07b_trainer.ipynb #3f3d8cb9
+def data_file_bytes(files: dict) -> dict[str, bytes]:
+    "A run's data files (DataBundle.files: name -> text or bytes) as bytes, their names checked."
+    out = {}
+    for name, content in files.items():
+        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+            raise ValueError(f"files: {name!r} must be a plain file name (no folders)")
+        out[name] = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    return out
 
 # %% ../nbs/07b_trainer.ipynb #6a048c94
 _DDP_ARGS = set(inspect.signature(nn.parallel.DistributedDataParallel.__init__).parameters)
@@ -57,6 +67,9 @@ class Trainer:
         dev_pairs: Sequence | None = None,  # held-out pairs for evaluation
         # where metrics.jsonl and checkpoints/ go (None: nowhere)
         out_dir: str | Path | None = None,
+        # files written into out_dir when training starts, e.g. a DataBundle's `files` (the
+        # tokenizer and the corpus record: what Translator(out_dir) loads with the weights)
+        files: dict[str, str | bytes] | None = None,
         pad: int = PAD, bos: int = BOS, eos: int = EOS,
     ):
         self.cfg = _as_trained((cfg or TrainConfig()).validate(), model)  # cfg.model: the model's
@@ -92,6 +105,7 @@ class Trainer:
         self._generators = _seeded_generators(self.cfg.seed + self.rank)  # dropout's (below)
         self.autocast = lambda: autocast_context(self.device, self.cfg.amp)
         self.out_dir = Path(out_dir) if out_dir is not None else None
+        self.files = data_file_bytes(files or {})
         self.step, self.history = 0, []
         self.on_log: Callable[[dict], None] | None = None  # called with each logged record (rank 0)
         self._stream: Iterator[list[int]] | None = None
@@ -488,6 +502,14 @@ def _check_out_dir(self: Trainer) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RunWriteError(self.out_dir, e) from None
+    for name, data in self.files.items():  # written once; a resumed run finds its own
+        path = self.out_dir / name
+        if not path.exists():
+            atomic_write_bytes(data, path)
+        elif path.read_bytes() != data:
+            raise ValueError(f"{path} differs from the file of that name given to the Trainer: "
+                             "a run keeps the data files it started with; "
+                             "train into another directory")
     self._out_checked = True
 
 # %% ../nbs/07b_trainer.ipynb #5fb75421

@@ -7,7 +7,10 @@ from pathlib import Path
 from torch import nn
 from typing import Any, Callable, Sequence
 
-__all__ = ['Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+__all__ = ['data_file_bytes', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+
+def data_file_bytes(files: dict) -> dict[str, bytes]:
+    """A run's data files (DataBundle.files: name -> text or bytes) as bytes, their names checked."""
 
 class Trainer:
     """Train an `EncoderDecoder` on (source ids, target ids) pairs: one process, or one of many under torchrun."""
@@ -19,6 +22,7 @@ class Trainer:
     dev_pairs: Any
     device: Any
     eos: Any
+    files: Any
     history: Any
     is_main: Any
     last_checkpoint: Any
@@ -38,13 +42,14 @@ class Trainer:
     step_module: Any
     stopped: Any
     world: Any
-    def __init__(self, model: nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], cfg: TrainConfig | None = ..., *, dev_pairs: Sequence | None = ..., out_dir: str | Path | None = ..., pad: int = ..., bos: int = ..., eos: int = ...) -> None:
+    def __init__(self, model: nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], cfg: TrainConfig | None = ..., *, dev_pairs: Sequence | None = ..., out_dir: str | Path | None = ..., files: dict[str, str | bytes] | None = ..., pad: int = ..., bos: int = ..., eos: int = ...) -> None:
         """Parameters:
         - model: an EncoderDecoder from make_model; its initial weights are the caller's
         - pairs: training pairs, without special tokens
         - cfg: the recipe (the model's own settings come from model.config)
         - dev_pairs: held-out pairs for evaluation
         - out_dir: where metrics.jsonl and checkpoints/ go (None: nowhere)
+        - files: files written into out_dir when training starts, e.g. a DataBundle's `files` (the tokenizer and the corpus record: what Translator(out_dir) loads with the weights)
         """
     def train_step(self, batches: list[list[int]]) -> dict:
         """One update on the global batch made of `batches` (lists of pair indices): returns its metrics."""
