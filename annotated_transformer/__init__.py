@@ -40,11 +40,35 @@ from .translate import Translator, evaluate_translator, score_translations, tune
 from .torch_compare import (TorchTransformer, counted_step_flops, ours_to_torch, paper_dropouts_only, torch_to_ours,
                             training_flops)
 
+
+# `attention` names both chapter 01's module and its function. `import annotated_transformer.attention as A` must give
+# the module (Python reads the package's attribute for that), and `from annotated_transformer import attention` must
+# give something that computes attention: the module itself, made callable as its function (same arguments, same
+# result, the function's signature for help() and IDEs). Type checkers read the stubs: the function, and the module.
+import inspect as _inspect
+import sys as _sys
+import types as _types
+
+
+class _CallableModule(_types.ModuleType):
+    "Chapter 01's module `annotated_transformer.attention`, callable as its function `attention`."
+
+    def __call__(self, *args, **kwargs):
+        return self.attention(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> _inspect.Signature:
+        return _inspect.signature(self.attention)
+
+
+_sys.modules[__name__ + ".attention"].__class__ = _CallableModule
+attention = _sys.modules[__name__ + ".attention"]  # noqa: F811 (the module, callable as the function above)
+
 __all__ = [
     # 00 introduction, 00a input checks
     "draw_architecture", "you_are_here",
     "check_int", "check_probability", "check_special_ids", "check_token_ids",
-    # 01 attention, 02 masking, 03 multi-head attention (`attention` is the function, not the module)
+    # 01 attention (the module, callable as its function: above), 02 masking, 03 multi-head attention
     "attention", "check_mask", "fused_attention",
     "causal_mask", "padding_mask", "target_mask",
     "MultiHeadAttention", "check_2d_mask", "keep_attention_weights",

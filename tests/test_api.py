@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import annotated_transformer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,9 +45,22 @@ def test_star_import_gives_exactly_all():
     assert set(namespace) - {"__builtins__"} == set(annotated_transformer.__all__)
 
 
-def test_attention_is_the_function_not_the_module():
+def test_attention_is_the_module_and_computes_attention():
+    """`import annotated_transformer.attention as A` gives chapter 01's module; `from annotated_transformer import
+    attention` gives the same module, callable as its function: same arguments, same results, same signature."""
+    import torch
+    import annotated_transformer.attention as A
     from annotated_transformer import attention
-    assert inspect.isfunction(attention) and attention.__module__ == "annotated_transformer.attention"
+    from annotated_transformer.attention import attention as function
+    assert inspect.ismodule(A) and A is attention and callable(A.fused_attention) and inspect.isfunction(function)
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 2, 5, 4).unbind(0)
+    mask = torch.rand(2, 5, 5) > 0.3
+    for got, want in zip(attention(q, k, v, mask=mask), function(q, k, v, mask)):
+        assert torch.equal(got, want)
+    assert inspect.signature(attention) == inspect.signature(function)
+    with pytest.raises(TypeError):
+        attention(q, k)  # the function's own error for a missing argument
 
 
 def test_every_exception_of_a_submodule_is_exported():
@@ -73,7 +88,7 @@ def test_exported_names_are_the_submodules_objects():
             listed.setdefault(name, []).append(getattr(module, name))
     unlisted = [n for n in annotated_transformer.__all__ if n not in listed]
     assert not unlisted, f"in no submodule's __all__: {unlisted}"
-    stale = [n for n in annotated_transformer.__all__
+    stale = [n for n in annotated_transformer.__all__ if n != "attention"  # the module, callable as the function
              if not any(getattr(annotated_transformer, n) is obj for obj in listed[n])]
     assert not stale, stale
 
