@@ -41,6 +41,8 @@ setuptools.setup(
     project_urls={"Documentation": cfg["doc_host"] + cfg["doc_baseurl"], "Source": cfg["git_url"]},
     # corpora/ holds data, not code: named as a package of its own so that setuptools ships its files
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]) + [cfg["lib_name"] + ".corpora"],
+    # the console script's entry point: answers --version without importing the package (and PyTorch)
+    py_modules=["annotated_transformer_launcher"],
     package_dir={"": "."},  # a flat layout, declared: the editable install is then a plain .pth entry, without warnings
     include_package_data=True,
     # PEP 561: the package's type hints are for its users too; the stubs show the methods the chapters add with

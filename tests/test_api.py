@@ -3,6 +3,7 @@ from the top, it ships its type hints (PEP 561's `py.typed`), and its version is
 import ast
 import configparser
 import importlib
+import importlib.metadata
 import inspect
 import pkgutil
 import subprocess
@@ -117,3 +118,25 @@ def test_a_wheel_ships_py_typed_and_the_version(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "annotated_transformer/py.typed" in names
     assert {"annotated_transformer/__init__.pyi", "annotated_transformer/trainer.pyi"} <= set(names)  # tests/test_stubs.py
+    # the console script starts from the launcher, which the wheel ships beside the package
+    assert "annotated_transformer_launcher.py" in names
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "annotated-transformer = annotated_transformer_launcher:main" in text, text
+
+
+def test_the_version_is_answered_without_importing_the_package():
+    "`annotated-transformer --version` reads the installation's metadata: neither the package nor torch is imported."
+    script = ("import sys, annotated_transformer_launcher as L\n"
+              "assert L.main(['--version']) == 0\n"
+              "assert not [m for m in sys.modules if m.split('.')[0] in ('torch', 'annotated_transformer')]")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"annotated-transformer {importlib.metadata.version('annotated-transformer')}\n"
+
+
+def test_the_launcher_hands_every_other_command_to_the_cli(capsys):
+    import annotated_transformer_launcher as launcher
+    from annotated_transformer.cli import USAGE
+    assert launcher.main(["--help"]) == 0 and capsys.readouterr().out.strip() == USAGE.strip()
+    assert launcher.main(["no-such-command"]) == 2 and "unknown command 'no-such-command'" in capsys.readouterr().err
