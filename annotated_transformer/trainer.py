@@ -59,16 +59,12 @@ class Trainer:
     def __init__(
         self,
         model: nn.Module,  # an EncoderDecoder from make_model; its initial weights are the caller's
-        # training pairs, without special tokens
-        pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
-        # the recipe (the model's own settings come from model.config)
-        cfg: TrainConfig | None = None,
+        pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # training pairs, no special tokens
+        cfg: TrainConfig | None = None,  # the recipe (the model's own settings: model.config)
         *,
         dev_pairs: Sequence | None = None,  # held-out pairs for evaluation
-        # where metrics.jsonl and checkpoints/ go (None: nowhere)
-        out_dir: str | Path | None = None,
-        # files written into out_dir when training starts, e.g. a DataBundle's `files` (the
-        # tokenizer and the corpus record: what Translator(out_dir) loads with the weights)
+        out_dir: str | Path | None = None,  # for metrics.jsonl and checkpoints/ (None: nowhere)
+        # written into out_dir as training starts: DataBundle.files (tokenizer, corpus record)
         files: dict[str, str | bytes] | None = None,
         pad: int = PAD, bos: int = BOS, eos: int = EOS,
     ):
@@ -476,7 +472,7 @@ def rewind_metrics(self: Trainer) -> list[dict]:
     atomic_write_bytes(b"".join(line + b"\n" for line in kept), metrics)
     return records
 
-
+# %% ../nbs/07b_trainer.ipynb #c63bef47
 @patch
 def _check_out_dir(self: Trainer) -> None:
     ("Before the first update (rank 0): out_dir must not hold another run's metrics or "

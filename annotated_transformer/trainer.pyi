@@ -45,11 +45,11 @@ class Trainer:
     def __init__(self, model: nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], cfg: TrainConfig | None = ..., *, dev_pairs: Sequence | None = ..., out_dir: str | Path | None = ..., files: dict[str, str | bytes] | None = ..., pad: int = ..., bos: int = ..., eos: int = ...) -> None:
         """Parameters:
         - model: an EncoderDecoder from make_model; its initial weights are the caller's
-        - pairs: training pairs, without special tokens
-        - cfg: the recipe (the model's own settings come from model.config)
+        - pairs: training pairs, no special tokens
+        - cfg: the recipe (the model's own settings: model.config)
         - dev_pairs: held-out pairs for evaluation
-        - out_dir: where metrics.jsonl and checkpoints/ go (None: nowhere)
-        - files: files written into out_dir when training starts, e.g. a DataBundle's `files` (the tokenizer and the corpus record: what Translator(out_dir) loads with the weights)
+        - out_dir: for metrics.jsonl and checkpoints/ (None: nowhere)
+        - files: written into out_dir as training starts: DataBundle.files (tokenizer, corpus record)
         """
     def train_step(self, batches: list[list[int]]) -> dict:
         """One update on the global batch made of `batches` (lists of pair indices): returns its metrics."""
