@@ -395,6 +395,13 @@ def length_warning(scores: dict, tolerance: float = 0.10) -> str | None:
             "choose --alpha and --avg on the dev split with `evaluate --tune`")
 
 # %% ../nbs/09b_translate.ipynb #4356155a
+def _run_corpus(meta: dict) -> ParallelCorpus:
+    "The corpus a run was trained on, read from its corpus record."
+    # a kind its training process registered at run time
+    register_corpus_from(meta["spec"], meta.get("loader"))
+    return load_corpus(meta["spec"], **meta.get("load_options", {}))
+
+
 def evaluate_translator(
     translator: Translator,
     split: str = "test",  # which split of the run's corpus
@@ -415,10 +422,7 @@ def evaluate_translator(
         raise ValueError(f"{where} is missing: "
                          "evaluate needs a run trained with --data corpus "
                          "(or score files with --hyp/--ref)")
-    if corpus is None:
-        # a kind its training process registered at run time
-        register_corpus_from(meta["spec"], meta.get("loader"))
-        corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
+    corpus = _run_corpus(meta) if corpus is None else corpus
     pairs = corpus.split(split)
     if limit is not None:
         if limit < 1:
@@ -474,9 +478,7 @@ def tune_decoding(
     for avg in averages:
         translator = Translator(run_dir, avg=avg, device=device)  # load (and average) once per avg
         if corpus is None:  # read once: the Bible takes seconds to read and clean
-            meta = translator.corpus
-            register_corpus_from(meta["spec"], meta.get("loader"))
-            corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
+            corpus = _run_corpus(translator.corpus)
         for alpha in [None, *alphas]:  # None: greedy
             r = evaluate_translator(translator, "dev", limit, greedy=alpha is None,
                                     beam_size=beam_size, length_penalty=alpha or 0.0,
