@@ -30,13 +30,15 @@ python tools/book_i18n.py check
 
 step "pytest"
 # (a test whose checks chapter 11 repeats as the book builds below is left to the book)
-ANNOTATED_TRANSFORMER_BOOK_BUILD_FOLLOWS=1 python -m pytest -q -n 2 tests
+# (--dist worksteal: an idle worker takes tests queued for the other, so the slow subprocess tests at the end of the
+#  alphabet do not leave one core idle for minutes; --durations: the slowest tests in the log, for whoever cuts next)
+ANNOTATED_TRANSFORMER_BOOK_BUILD_FOLLOWS=1 python -m pytest -q -n 2 --dist worksteal --durations=15 tests
 
 # PyTorch picks its CPU kernels by instruction set (AVX-512, AVX2, or the portable default), and they round
 # differently. A tolerance that holds only for this machine's kernels would fail on a reader's machine, so the
 # tests that compare numbers run once more under the portable kernels.
 step "numerical tests under ATEN_CPU_CAPABILITY=default"
-ATEN_CPU_CAPABILITY=default python -m pytest -q -n 2 tests/test_attention.py tests/test_masking.py \
+ATEN_CPU_CAPABILITY=default python -m pytest -q -n 2 --dist worksteal tests/test_attention.py tests/test_masking.py \
     tests/test_multihead.py tests/test_positional.py tests/test_sublayers.py tests/test_model.py \
     tests/test_torch_compare.py tests/test_decoding.py tests/test_learning.py -k "not tiny_model_learns"
 
