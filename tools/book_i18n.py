@@ -557,7 +557,12 @@ def main(argv=None) -> int:
             return 1
         print(f"translation: {args.only or f'{len(catalogs())} catalogs'}: exactly the English messages, all translated")
     elif args.command == "site":
-        print(assemble_site({"en": REPO / "_build" / "html", "zh_CN": REPO / "_build" / "zh_CN" / "_build" / "html"}))
+        site = assemble_site({"en": REPO / "_build" / "html", "zh_CN": REPO / "_build" / "zh_CN" / "_build" / "html"})
+        print(site)
+        # the figures of the Chinese edition, with Chinese labels (kept as the English edition executed)
+        import figure_i18n
+        if figure_i18n.translate_site(site / "zh_CN"):
+            return 1
     elif args.command == "todo":
         import json
         todo = {m.id: "" for m in _read(catalogs()[args.chapter]) if m.id and (not m.string or m.fuzzy)}

@@ -19,7 +19,11 @@ zh=$!
 # Two notebooks execute at once, one per core: each kernel computes on one thread (OMP_NUM_THREADS=1), since two
 # kernels each running two OpenMP threads on two cores spin against each other (the tests run the same way).
 en_status=0
-OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} python tools/jb_build.py build . -W -n --keep-going || en_status=$?
+# Each figure the kernels show is kept in _build/figures/ (tools/ipython_kernel_config.py), and drawn again with
+# Chinese labels for the Chinese edition (tools/figure_i18n.py, run by `book_i18n.py site` below).
+rm -rf _build/figures
+BOOK_FIGURES_DIR="$PWD/_build/figures" BOOK_FIGURES_HOOK="$PWD/tools/figure_i18n.py" \
+  OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} python tools/jb_build.py build . -W -n --keep-going || en_status=$?
 echo "English edition built in $((SECONDS - start)) s (status $en_status)"
 zh_status=0; wait "$zh" || zh_status=$?
 cat _build/logs/build_zh_CN.log
