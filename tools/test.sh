@@ -25,14 +25,20 @@ step "notebooks are clean"
 nbdev_clean
 git status --porcelain -- nbs | grep . && { echo "notebooks are not clean: run nbdev_clean and commit"; exit 1; } || true
 
-step "the Chinese catalogs hold exactly today's English messages, all translated"
-python tools/book_i18n.py check
+# (one core's work: it runs beside pytest, and its log is printed when pytest is done)
+step "the Chinese catalogs hold exactly today's English messages, all translated (started)"
+python tools/book_i18n.py check > _build/logs/i18n_check.log 2>&1 & i18n=$!
 
 step "pytest"
 # (a test whose checks chapter 11 repeats as the book builds below is left to the book)
 # (--dist worksteal: an idle worker takes tests queued for the other, so the slow subprocess tests at the end of the
 #  alphabet do not leave one core idle for minutes; --durations: the slowest tests in the log, for whoever cuts next)
 ANNOTATED_TRANSFORMER_BOOK_BUILD_FOLLOWS=1 python -m pytest -q -n 2 --dist worksteal --durations=15 tests
+
+step "the Chinese catalogs (started before pytest)"
+i18n_status=0; wait "$i18n" || i18n_status=$?
+cat _build/logs/i18n_check.log
+[ "$i18n_status" = 0 ] || exit 1
 
 # PyTorch picks its CPU kernels by instruction set (AVX-512, AVX2, or the portable default), and they round
 # differently. A tolerance that holds only for this machine's kernels would fail on a reader's machine, so the
