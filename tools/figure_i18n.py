@@ -143,8 +143,9 @@ class _Messages(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def redraw(kept: Path, catalog: dict[str, str]) -> tuple[bytes, list[str]]:
-    "The kept figure with Chinese labels, as PNG bytes drawn as the inline backend drew it; its untranslated labels."
+def redraw(kept: Path, catalog: dict[str, str]) -> tuple[bytes, list[str], int]:
+    """The kept figure with Chinese labels, as PNG bytes drawn as the inline backend drew it; its untranslated labels;
+    how many pixels the page shows per pixel of the PNG across (retina: 2)."""
     import matplotlib
     matplotlib.use("Agg")
     import IPython.core.pylabtools as pylabtools
@@ -165,7 +166,7 @@ def redraw(kept: Path, catalog: dict[str, str]) -> tuple[bytes, list[str]]:
                 if "glyph" in m.lower()]
     import matplotlib.pyplot as plt
     plt.close(fig)
-    return png, missing
+    return png, missing, 2 if saved["fmt"] == "retina" else 1
 
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -202,13 +203,11 @@ def translate_site(site: Path, figures: Path = FIGURES, catalog_path: Path = CAT
     # one process a core: drawing is most of the step (about 40 s for the book's 61 figures, one after another)
     with ProcessPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1) or 1) as pool:
         drawn = list(pool.map(redraw, [kept for _, kept, _ in todo], [catalog] * len(todo)))
-    for (image, kept, used_in), (png, untranslated) in zip(todo, drawn):
+    for (image, _, used_in), (png, untranslated, density) in zip(todo, drawn):
         for label in untranslated:
             missing.setdefault(label, set()).update(str(p.relative_to(site)) for p in used_in)
         image.write_bytes(png)
-        width, height = png_size(png)
-        retina = pickle.loads(kept.read_bytes())["fmt"] == "retina"
-        shown = (width // 2, height // 2) if retina else (width, height)
+        shown = [n // density for n in png_size(png)]
         style = re.compile(r'(src="[^"]*' + re.escape(image.name) + r'"[^>]*?style=")width: \d+px; height: \d+px;')
         for page in used_in:
             html[page] = style.sub(rf"\g<1>width: {shown[0]}px; height: {shown[1]}px;", html[page])
