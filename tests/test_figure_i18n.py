@@ -114,6 +114,9 @@ def test_an_image_no_figure_matches_stays_english_and_is_listed(tmp_path, monkey
     assert F.translate_site(site, tmp_path / "kept", catalog, require_font=False) == 0
     assert (site / "_images" / f"{name}.png").read_bytes() == png
     assert "kept in English" in capsys.readouterr().out
+    (tmp_path / "kept" / f"{name}.error").write_text("PicklingError: a lambda")  # what the hook writes instead
+    assert F.translate_site(site, tmp_path / "kept", catalog, require_font=False) == 0
+    assert "not kept: PicklingError: a lambda" in capsys.readouterr().out
 
 
 def test_the_catalog_is_chinese_or_says_a_name_is_kept():

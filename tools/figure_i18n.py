@@ -197,7 +197,9 @@ def translate_site(site: Path, figures: Path = FIGURES, catalog_path: Path = CAT
         if not used_in:
             continue  # an image of no page (a logo, a figure of a cell that is not shown)
         if not kept.exists():
-            english.append(f"{image.name} ({', '.join(sorted(str(p.relative_to(site)) for p in used_in))})")
+            error = figures / f"{image.stem}.error"  # drawn today, but the hook could not pickle it
+            why = f"not kept: {error.read_text()}" if error.exists() else "no executed figure draws this image today"
+            english.append(f"{image.name} ({', '.join(sorted(str(p.relative_to(site)) for p in used_in))}): {why}")
             continue
         todo.append((image, kept, used_in))
     # one process a core: drawing is most of the step (about 40 s for the book's 61 figures, one after another)
@@ -216,7 +218,7 @@ def translate_site(site: Path, figures: Path = FIGURES, catalog_path: Path = CAT
         page.write_text(text, encoding="utf-8")
     print(f"figures: {redrawn} of {redrawn + len(english)} figures of {site} drawn again with Chinese labels")
     for item in english:
-        print(f"  kept in English (no executed figure draws this image today): {item}")
+        print(f"  kept in English: {item}")
     for label, where in sorted(missing.items()):
         print(f"  FAIL no translation in {catalog_path.relative_to(REPO)} for the label {label!r} "
               f"({', '.join(sorted(where))})")
