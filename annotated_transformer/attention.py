@@ -81,6 +81,26 @@ def attention(
     # Attention(Q, K, V) = A V
     return weights @ value, weights
 
+# %% ../nbs/01_attention.ipynb #a9c3e1f0
+def _kernel_mask(
+    mask: Tensor | None, scores_shape: tuple[int, ...], is_causal: bool
+) -> tuple[Tensor | None, bool]:
+    ("The mask and the causal flag to hand the fused kernel, which takes one or "
+     "the other: a mask with `is_causal` becomes one mask.")
+    if mask is not None:
+        check_mask(mask, scores_shape)
+        while mask.dim() < 2:  # the kernel wants (..., n_queries | 1, n_keys | 1)
+            mask = mask.unsqueeze(0)
+    n, m = scores_shape[-2:]
+    if is_causal and n != m:
+        raise ValueError(f"is_causal needs as many queries as keys, got {n} queries "
+                         f"and {m} keys: pass the mask itself instead")
+    if is_causal and mask is not None:
+        # key j <= query i, and the caller's mask: one (..., n, m) mask
+        mask = mask & torch.ones(n, m, dtype=torch.bool, device=mask.device).tril()
+        is_causal = False
+    return mask, is_causal
+
 # %% ../nbs/01_attention.ipynb #4069515f
 def fused_attention(
     query: Tensor,  # (..., n_queries, d_k)
@@ -90,18 +110,17 @@ def fused_attention(
     mask: Tensor | None = None,
     # dropout probability on the attention weights (pass 0.0 when evaluating)
     dropout_p: float = 0.0,
+    # True: query i may attend to keys 0..i only (n_queries = n_keys), unbuilt
+    is_causal: bool = False,
 ) -> Tensor:  # output (..., n_queries, d_v)
     ("The same attention through PyTorch's fused `scaled_dot_product_attention`; "
      "fully masked rows give zeros.")
     scores_shape = _check_qkv(query, key, value)
-    if mask is not None:
-        check_mask(mask, scores_shape)
-        while mask.dim() < 2:  # the kernel wants (..., n_queries | 1, n_keys | 1)
-            mask = mask.unsqueeze(0)
+    mask, is_causal = _kernel_mask(mask, scores_shape, is_causal)
     # softmax(Q K^T / sqrt(d_k)) V in one fused kernel
     # (the scale defaults to 1/sqrt(d_k))
     out = F.scaled_dot_product_attention(
-        query, key, value, attn_mask=mask, dropout_p=dropout_p
+        query, key, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal
     )
     if mask is not None:
         # a query with no allowed key -> zero output, whatever the backend does

@@ -27,7 +27,7 @@ def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = .
     - returns: output (..., n_queries, d_v) and the weights (..., n_queries, n_keys)
     """
 
-def fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., dropout_p: float = ...) -> Tensor:
+def fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., dropout_p: float = ..., is_causal: bool = ...) -> Tensor:
     """The same attention through PyTorch's fused `scaled_dot_product_attention`; fully masked rows give zeros.
 
     Parameters:
@@ -36,5 +36,6 @@ def fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | No
     - value: (..., n_keys, d_v)
     - mask: bool, True = may attend; broadcasts to (..., n_queries, n_keys)
     - dropout_p: dropout probability on the attention weights (pass 0.0 when evaluating)
+    - is_causal: True: query i may attend to keys 0..i only (n_queries = n_keys), unbuilt
     - returns: output (..., n_queries, d_v)
     """

@@ -120,10 +120,12 @@ class TokenBatchSampler:
         shuffle: bool = True,  # False: batches in length order (for evaluation)
         num_shards: int = 1,  # DDP world size: a batch holds at least this many pairs
         rebatch: bool = True,  # True: cut batches anew each epoch; False: cut them once
+        pad_to_multiple: int = 1,  # the budget counts lengths rounded up to this
     ):
         max_tokens = check_int(max_tokens, "max_tokens", 1)
         if len(pairs) == 0:
             raise ValueError("TokenBatchSampler needs at least one sentence pair")
+        self.pad_to_multiple = check_int(pad_to_multiple, "pad_to_multiple", 1)
         self.max_tokens, self.seed = max_tokens, seed
         self.shuffle, self.num_shards, self.rebatch = shuffle, num_shards, rebatch
         # lengths with the special tokens (EOS on a source, BOS/EOS on a target)
@@ -137,15 +139,22 @@ class TokenBatchSampler:
 
 # %% ../nbs/06b_batches.ipynb #cb91325f
 @patch
+def _padded(self: TokenBatchSampler, length: int) -> int:
+    "`length` rounded up to a multiple of `pad_to_multiple`, as make_batch pads it."
+    return -(-length // self.pad_to_multiple) * self.pad_to_multiple
+
+
+@patch
 def _check_lengths(self: TokenBatchSampler) -> None:
     "Refuse a pair that does not fit the budget on its own."
-    cap = SOURCE_ALLOWANCE * self.max_tokens
+    cap, up = SOURCE_ALLOWANCE * self.max_tokens, self._padded
     for i, (s, t) in enumerate(zip(self.src_lens, self.tgt_lens)):
-        if t > self.max_tokens or s > cap:
-            side, n, limit = (("target", t, self.max_tokens) if t > self.max_tokens
-                              else ("source", s, cap))
+        if up(t) > self.max_tokens or up(s) > cap:
+            side, n, limit = (("target", up(t), self.max_tokens)
+                              if up(t) > self.max_tokens else ("source", up(s), cap))
             raise ValueError(
-                f"pair {i} has a {side} of {n} tokens (with EOS/BOS), more than "
+                f"pair {i} has a {side} of {n} tokens (with EOS/BOS"
+                f"{', padded' if self.pad_to_multiple > 1 else ''}), more than "
                 f"the budget allows ({limit} with max_tokens={self.max_tokens}): "
                 "raise max_tokens or filter out long pairs"
             )
@@ -206,7 +215,8 @@ def _fits(
 ) -> bool:
     ("Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget "
      "(source: SOURCE_ALLOWANCE ×).")
-    return pairs * max(longest_tgt, longest_src / SOURCE_ALLOWANCE) <= self.max_tokens
+    t, s = self._padded(longest_tgt), self._padded(longest_src)
+    return pairs * max(t, s / SOURCE_ALLOWANCE) <= self.max_tokens
 
 # %% ../nbs/06b_batches.ipynb #26500d86
 @patch
@@ -255,14 +265,15 @@ def state_dict(self: TokenBatchSampler) -> dict:
         "max_tokens": self.max_tokens,
         "num_pairs": len(self.src_lens),
         "rebatch": self.rebatch,
+        "pad_to_multiple": self.pad_to_multiple,
     }
 
 
 @patch
 def load_state_dict(self: TokenBatchSampler, state: dict) -> None:
     # saved before the option existed: batches were cut anew every epoch
-    state = {"rebatch": True, **state}
-    for key in ("seed", "max_tokens", "num_pairs", "rebatch"):
+    state = {"rebatch": True, "pad_to_multiple": 1, **state}
+    for key in ("seed", "max_tokens", "num_pairs", "rebatch", "pad_to_multiple"):
         mine = self.state_dict()[key]
         if state[key] != mine:
             raise ValueError(

@@ -42,13 +42,14 @@ class TokenBatchSampler:
     epoch: Any
     max_tokens: Any
     num_shards: Any
+    pad_to_multiple: Any
     position: Any
     rebatch: Any
     seed: Any
     shuffle: Any
     src_lens: Any
     tgt_lens: Any
-    def __init__(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], max_tokens: int, seed: int = ..., shuffle: bool = ..., num_shards: int = ..., rebatch: bool = ...) -> None:
+    def __init__(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], max_tokens: int, seed: int = ..., shuffle: bool = ..., num_shards: int = ..., rebatch: bool = ..., pad_to_multiple: int = ...) -> None:
         """Parameters:
         - pairs: (source ids, target ids) without special tokens
         - max_tokens: budget: pairs × longest target ≤ max_tokens (× longest source ≤ 4 max_tokens)
@@ -56,6 +57,7 @@ class TokenBatchSampler:
         - shuffle: False: batches in length order (for evaluation)
         - num_shards: DDP world size: a batch holds at least this many pairs
         - rebatch: True: cut batches anew each epoch; False: cut them once
+        - pad_to_multiple: the budget counts lengths rounded up to this
         """
     def epoch_batches(self, epoch: int) -> list[list[int]]:
         """The batches (lists of pair indices) of `epoch`, in the order they are used."""

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import operator
 import sys
 import warnings
@@ -14,7 +15,7 @@ import torch
 from torch import Tensor
 
 # %% auto #0
-__all__ = ['check_int', 'check_probability', 'check_token_ids', 'check_special_ids', 'one_line_warnings']
+__all__ = ['check_int', 'check_probability', 'check_token_ids', 'token_ids_checked', 'check_special_ids', 'one_line_warnings']
 
 # %% ../nbs/00a_checks.ipynb #a312100b
 def check_int(
@@ -47,6 +48,10 @@ def check_probability(
     return float(p)
 
 # %% ../nbs/00a_checks.ipynb #894a6771
+# True inside `token_ids_checked()` (below): the caller checked the ids on the host
+_IDS_CHECKED = contextvars.ContextVar("token_ids_checked", default=False)
+
+
 def check_token_ids(
     tokens: Tensor,  # token ids
     name: str = "tokens",  # what to call `tokens` in error messages
@@ -67,7 +72,8 @@ def check_token_ids(
         raise ValueError(
             f"{name} is empty (shape {tuple(tokens.shape)}): a sequence needs at least one token"
         )
-    if vocab is None or tokens.numel() == 0 or tokens.is_meta or torch.compiler.is_compiling():
+    if (vocab is None or tokens.numel() == 0 or tokens.is_meta
+            or torch.compiler.is_compiling() or _IDS_CHECKED.get()):
         return
     lo, hi = torch.stack(torch.aminmax(tokens)).tolist()  # one reduction, one device sync
     if lo < 0 or hi >= vocab:
@@ -76,6 +82,17 @@ def check_token_ids(
             f"token id {bad} is outside the vocabulary of size {vocab} "
             f"(valid ids are 0..{vocab - 1})"
         )
+
+# %% ../nbs/00a_checks.ipynb #22fde777
+@contextlib.contextmanager
+def token_ids_checked():
+    ("Inside the block `check_token_ids` skips its vocabulary check, the one that reads "
+     "the device: for callers that checked the same ids on the host.")
+    token = _IDS_CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _IDS_CHECKED.reset(token)
 
 # %% ../nbs/00a_checks.ipynb #690a0a2f
 def check_special_ids(pad: int, bos: int, eos: int) -> None:

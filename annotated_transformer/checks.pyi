@@ -4,7 +4,7 @@
 
 from torch import Tensor
 
-__all__ = ['check_int', 'check_probability', 'check_token_ids', 'check_special_ids', 'one_line_warnings']
+__all__ = ['check_int', 'check_probability', 'check_token_ids', 'token_ids_checked', 'check_special_ids', 'one_line_warnings']
 
 def check_int(value, what: str, minimum: int | None = ...) -> int:
     """`value` as a Python int (any integer type, e.g. numpy's, is fine; bool and float are not), >= `minimum` if given.
@@ -32,6 +32,9 @@ def check_token_ids(tokens: Tensor, name: str = ..., vocab: int | None = ..., ba
     - vocab: vocabulary size: valid ids are 0..vocab-1 (None: not checked)
     - batch: True: tokens must be 2-D (batch, seq) with seq >= 1
     """
+
+def token_ids_checked():
+    """Inside the block `check_token_ids` skips its vocabulary check, the one that reads the device: for callers that checked the same ids on the host."""
 
 def check_special_ids(pad: int, bos: int, eos: int) -> None:
     """Raise a ValueError unless PAD, BOS and EOS are three different ids."""

@@ -291,19 +291,30 @@ def _output_limits(
         )
     return torch.full((batch,), max_new_tokens, dtype=torch.long, device=src.device)
 
+# %% ../nbs/08_decoding.ipynb #c0ffee08
+def _steps_to_end(
+    all_done: list[Tensor],  # per step, a bool tensor: had every row ended?
+) -> int:
+    ("The number of steps until every row had ended, where a check at every step "
+     "would have stopped (one read from the device).")
+    return int(torch.stack(all_done).nonzero()[0]) + 1 if all_done else 0
+
 # %% ../nbs/08_decoding.ipynb #f8882b63
 def _greedy_steps(
     decoder: IncrementalDecoder, limits: Tensor, bos: int, eos: int, pad: int, device,
     # (rows, vocab) log-probs -> (rows,) tokens; None: the argmax (greedy)
     choose: Callable[[Tensor], Tensor] | None = None,
+    # steps between reads of `done` (a read makes the host wait for the device);
+    # None: 1 when sampling (its random draws stay as they were), else 8
+    check_every: int | None = None,
 ) -> tuple[list[Tensor], list[Tensor]]:
-    ("The chosen token of every row (the most probable one by default), step by step, "
-     "until each row has produced EOS or reached its limit: the tokens and their "
-     "log-probabilities, per step.")
+    ("Each row's chosen token (the most probable by default) and its log-probability, "
+     "step by step, until every row has produced EOS or reached its limit.")
     tokens = torch.full((limits.size(0),), bos, dtype=torch.long, device=device)
     done = torch.zeros(limits.size(0), dtype=torch.bool, device=device)
     pad_id = torch.tensor([pad], device=device)  # PAD is filler, never generated
-    out, scores = [], []
+    out, scores, all_done = [], [], []
+    every = check_every or (1 if choose is not None else 8)
     for t in range(int(limits.max())):
         log_probs = decoder.step(tokens)  # (batch, vocab)
         # y_t = argmax_{y != PAD} log p(y | y_<t, x); a finished row emits PAD
@@ -313,11 +324,12 @@ def _greedy_steps(
         out.append(tokens)
         score = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)
         scores.append(score.masked_fill(done, 0.0))
-        # ended, or reached its length limit
-        done |= (tokens == eos) | (t + 1 >= limits)
-        if bool(done.all()):
+        done |= (tokens == eos) | (t + 1 >= limits)  # ended, or at its limit
+        all_done.append(done.all())  # on the device: no wait
+        if (t + 1) % every == 0 and bool(all_done[-1]):
             break
-    return out, scores
+    steps = _steps_to_end(all_done)  # later steps hold only PAD: cut them
+    return out[:steps], scores[:steps]
 
 # %% ../nbs/08_decoding.ipynb #a40ef9f3
 @torch.no_grad()

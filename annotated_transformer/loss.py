@@ -131,7 +131,7 @@ class NoamSchedule:
     def __call__(self, last_epoch: int) -> float:
         return rate(last_epoch + 1, self.d_model, self.warmup, self.factor)
 
-
+# %% ../nbs/07_training.ipynb #0aeeca0e
 def make_optimizer(
     model: nn.Module,
     d_model: int,  # for the schedule
@@ -139,11 +139,16 @@ def make_optimizer(
     factor: float = 1.0,  # scale of the schedule
     betas: tuple[float, float] = (0.9, 0.98),  # Adam β1, β2 (§5.3)
     eps: float = 1e-9,  # Adam ε (§5.3)
+    # one fused kernel for every update; None: when all parameters are on a GPU
+    fused: bool | None = None,
 ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
     ("Adam with the §5.3 settings and the warm-up/inverse-square-root schedule; "
      "call `scheduler.step()` after each update.")
+    if fused is None:  # the same update, fewer kernel launches
+        fused = all(p.is_cuda for p in model.parameters())
     # lr = 1 × schedule
-    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=betas, eps=eps)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=betas, eps=eps,
+                                 fused=fused)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, NoamSchedule(d_model, warmup, factor)
     )

@@ -50,7 +50,7 @@ class NoamSchedule:
     def __init__(self, d_model: int, warmup: int, factor: float = ...) -> None: ...
     def __call__(self, last_epoch: int) -> float: ...
 
-def make_optimizer(model: nn.Module, d_model: int, warmup: int = ..., factor: float = ..., betas: tuple[float, float] = ..., eps: float = ...) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+def make_optimizer(model: nn.Module, d_model: int, warmup: int = ..., factor: float = ..., betas: tuple[float, float] = ..., eps: float = ..., fused: bool | None = ...) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
     """Adam with the §5.3 settings and the warm-up/inverse-square-root schedule; call `scheduler.step()` after each update.
 
     Parameters:
@@ -59,6 +59,7 @@ def make_optimizer(model: nn.Module, d_model: int, warmup: int = ..., factor: fl
     - factor: scale of the schedule
     - betas: Adam β1, β2 (§5.3)
     - eps: Adam ε (§5.3)
+    - fused: one fused kernel for every update; None: when all parameters are on a GPU
     """
 
 def train_loop(model: nn.Module, batches: Iterable[Batch], criterion: LabelSmoothingLoss, optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler) -> list[float]:

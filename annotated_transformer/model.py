@@ -126,12 +126,13 @@ def forward(
     tgt_mask: Tensor | None = None,  # (batch, tgt_len, tgt_len): padding and causal
     # decoding (chapter 08): two KVCaches from `new_cache`, kept between steps
     cache: tuple | None = None,
+    # True: the self-attention is causal without a mask tensor (and with tgt_mask)
+    is_causal: bool = False,
 ) -> Tensor:  # (batch, tgt_len, d_model)
     m = memory
     self_cache, src_cache = (None, None) if cache is None else cache
-    x = self.sublayer[0](
-        x, lambda x: self.self_attn(x, x, x, tgt_mask, cache=self_cache)
-    )
+    x = self.sublayer[0](x, lambda x: self.self_attn(
+        x, x, x, tgt_mask, cache=self_cache, is_causal=is_causal))
     x = self.sublayer[1](x, lambda x: self.src_attn(x, m, m, src_mask, cache=src_cache))
     return self.sublayer[2](x, self.feed_forward)
 
@@ -194,9 +195,10 @@ class Decoder(nn.Module):
         memory: Tensor,  # encoder output (batch, src_len, d_model)
         src_mask: Tensor | None = None,  # (batch, 1, src_len)
         tgt_mask: Tensor | None = None,  # (batch, tgt_len, tgt_len)
+        is_causal: bool = False,  # True: causal self-attention, no mask tensor needed
     ) -> Tensor:  # decoder states (batch, tgt_len, d_model)
         for layer in self.layers:
-            x = layer(x, memory, src_mask, tgt_mask)
+            x = layer(x, memory, src_mask, tgt_mask, is_causal=is_causal)
         return self.norm(x)
 
 # %% ../nbs/06_model.ipynb #ee889d32
@@ -284,11 +286,11 @@ def decode(
             f"{tgt.size(0)} (the batch of tgt), got {tuple(memory.shape)}"
         )
     b, t, s = tgt.size(0), tgt.size(1), memory.size(1)
-    if tgt_mask is None:  # the decoder is causal unless told otherwise
-        tgt_mask = causal_mask(t, device=tgt.device)
     _check_model_mask(src_mask, "src_mask", b, t, s)
     _check_model_mask(tgt_mask, "tgt_mask", b, t, t)
-    return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
+    # no tgt_mask: causal, which the attention applies without building the mask
+    return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask,
+                        is_causal=tgt_mask is None)
 
 # %% ../nbs/06_model.ipynb #13a85163
 @patch

@@ -67,13 +67,14 @@ class DecoderLayer(Module):
         - dropout: dropout on each sublayer's output, before the residual sum (§5.4)
         - norm_first: False: the paper's post-norm; True: the pre-norm variant
         """
-    def forward(self, x: Tensor, memory: Tensor, src_mask: Any = ..., tgt_mask: Any = ..., cache: Any = ...) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Any = ..., tgt_mask: Any = ..., cache: Any = ..., is_causal: bool = ...) -> Tensor:
         """Parameters:
         - x: (batch, tgt_len, d_model)
         - memory: encoder output (batch, src_len, d_model)
         - src_mask: (batch, 1, src_len): which source positions are real tokens
         - tgt_mask: (batch, tgt_len, tgt_len): padding and causal
         - cache: decoding (chapter 08): two KVCaches from `new_cache`, kept between steps
+        - is_causal: True: the self-attention is causal without a mask tensor (and with tgt_mask)
         - returns: (batch, tgt_len, d_model)
         """
     def new_cache(self, capacity: int = ...) -> tuple[KVCache, KVCache]:
@@ -112,12 +113,13 @@ class Decoder(Module):
         - layer: the layer to copy N times
         - N: number of layers (6 in the paper)
         """
-    def forward(self, x: Tensor, memory: Tensor, src_mask: Any = ..., tgt_mask: Any = ...) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Any = ..., tgt_mask: Any = ..., is_causal: bool = ...) -> Tensor:
         """Parameters:
         - x: embedded target (batch, tgt_len, d_model)
         - memory: encoder output (batch, src_len, d_model)
         - src_mask: (batch, 1, src_len)
         - tgt_mask: (batch, tgt_len, tgt_len)
+        - is_causal: True: causal self-attention, no mask tensor needed
         - returns: decoder states (batch, tgt_len, d_model)
         """
 

@@ -157,16 +157,24 @@ def heads(
 
 # %% ../nbs/03_multihead.ipynb #344410bc
 @patch
-def _head_mask(self: MultiHeadAttention, mask, b: int, n: int, m: int) -> Tensor | None:
-    "`mask` checked against the scores (b, h, n, m), with a head axis; None stays None."
-    if mask is None:
-        return None
-    check_2d_mask(mask, b, n, m)  # (b, m) key padding, or (n, m) with n == b?
-    if isinstance(mask, Tensor) and mask.dim() == 3:
-        check_mask(mask, (b, n, m))
-        mask = mask.unsqueeze(1)  # (b, 1|n, m) -> (b, 1, 1|n, m): alike for every head
-    check_mask(mask, (b, self.h, n, m))
-    return mask
+def _head_mask(
+    self: MultiHeadAttention, mask, b: int, n: int, m: int, is_causal: bool = False
+) -> tuple[Tensor | None, bool]:
+    ("`mask` checked against the scores (b, h, n, m), with a head axis (None stays "
+     "None), and whether the fused kernel is to apply the causal mask itself.")
+    if mask is not None:
+        check_2d_mask(mask, b, n, m)  # (b, m) key padding, or (n, m) with n == b?
+        if isinstance(mask, Tensor) and mask.dim() == 3:
+            check_mask(mask, (b, n, m))
+            mask = mask.unsqueeze(1)  # (b, 1|n, m) -> (b, 1, 1|n, m): every head
+        check_mask(mask, (b, self.h, n, m))
+    if is_causal and (n != m or self.relative is not None or self.keep_weights):
+        # an explicit path, or n new queries after m - n cached keys: the mask
+        # itself, key j <= query i at position m - n + i
+        device = self.w_o.weight.device
+        causal = torch.ones(n, m, dtype=torch.bool, device=device).tril(m - n)
+        return (causal if mask is None else mask & causal), False
+    return mask, is_causal
 
 # %% ../nbs/03_multihead.ipynb #b83a1be1
 @patch
@@ -179,12 +187,12 @@ def forward(
     # n_keys), or (n_queries, n_keys) whose n_queries is not the batch size (if > 1)
     mask: Tensor | None = None,
     cache=None,  # decoding (chapter 08): keys and values kept from earlier calls
+    is_causal: bool = False,  # True: no query sees a later key (also with `mask`)
 ) -> Tensor:  # (batch, n_queries, d_model)
     self._check_inputs(query, key, value)
     b, n = query.size(0), query.size(1)
-    # (b, h, n, d_k), (b, h, m, d_k), (b, h, m, d_v)
-    q, k, v = self.heads(query, key, value, cache)
-    mask = self._head_mask(mask, b, n, k.size(2))
+    q, k, v = self.heads(query, key, value, cache)  # (b, h, n|m, d_k|d_v)
+    mask, is_causal = self._head_mask(mask, b, n, k.size(2), is_causal)
     # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)
     if self.relative is not None:  # chapter 04: offsets j - i inside the attention
         x, weights = self.relative(q, k, v, mask, dropout=self.dropout)
@@ -194,7 +202,7 @@ def forward(
         self.attn = weights.detach()
     else:
         p = self.dropout.p if self.training else 0.0
-        x, self.attn = fused_attention(q, k, v, mask, dropout_p=p), None
+        x, self.attn = fused_attention(q, k, v, mask, p, is_causal), None
     # Concat(head_1, ..., head_h): (b, h, n, d_v) -> (b, n, h, d_v) -> (b, n, d_model)
     x = x.transpose(1, 2).reshape(b, n, self.d_model)
     # MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O

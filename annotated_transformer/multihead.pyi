@@ -45,13 +45,14 @@ class MultiHeadAttention(Module):
         """K W_i^K and V W_i^V for every head i: (b, m, d_model) -> (b, h, m, d_k) and (b, h, m, d_v)."""
     def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
         """Queries, keys and values of every head; a key/value cache (chapter 08) makes its own."""
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., cache=...) -> Tensor:
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., cache=..., is_causal: bool = ...) -> Tensor:
         """Parameters:
         - query: (batch, n_queries, d_model): the sequence that asks
         - key: (batch, n_keys, d_model): the sequence that is looked at
         - value: (batch, n_keys, d_model): what is returned (usually `key` itself)
         - mask: bool, True = may attend: (batch|1, 1|n_queries, n_keys), (batch, h|1, n_queries, n_keys), or (n_queries, n_keys) whose n_queries is not the batch size (if > 1)
         - cache: decoding (chapter 08): keys and values kept from earlier calls
+        - is_causal: True: no query sees a later key (also with `mask`)
         - returns: (batch, n_queries, d_model)
         """
 

@@ -65,7 +65,8 @@ _MODEL_HELP = {  # TransformerConfig's fields as flags (its vocabulary sizes com
 _GROUPS = {"model (§3, Table 3)": ["model", "arch"],
            "optimization (§5.3, §5.4)": ["label_smoothing", "warmup", "lr_factor", "adam_beta1",
                                          "adam_beta2", "adam_eps", "max_tokens", "rebatch",
-                                         "accum_steps", "clip_norm", "steps", "seed"],
+                                         "pad_to_multiple", "accum_steps", "clip_norm",
+                                         "steps", "seed"],
            "data": ["data", "data_options"],
            "running": ["device", "amp", "compile", "threads", "log_every", "eval_every",
                        "checkpoint_every", "keep_last", "progress"]}

@@ -74,6 +74,7 @@ def _opt(default, help: str):
 # of TransformerConfig: the data sets them, never a training config
 VOCAB_FIELDS = ("src_vocab", "tgt_vocab")
 
+# %% ../nbs/07a_config.ipynb #d87d1326
 @dataclass
 class TrainConfig:
     "Everything that defines a training run. Defaults: the paper's base model and recipe."
@@ -102,6 +103,9 @@ class TrainConfig:
     rebatch: bool = _opt(True, "cut the length-sorted batches anew every epoch "
                                "(--no-rebatch: cut them once and shuffle only their order, "
                                "as fairseq does; chapter 09b measures both)")
+    pad_to_multiple: int = _opt(1, "pad both lengths of every batch up to a multiple of this "
+                                   "(the budget counts the padding): fewer batch shapes "
+                                   "for --compile, e.g. 8 or 16 on a GPU")
     # data
     data: str = _opt("copy", "data set: a registered name (copy, corpus) "
                              "or MODULE:FUNCTION returning a DataBundle")
@@ -165,7 +169,7 @@ def validate(self: TrainConfig) -> TrainConfig:
     if (self.model.src_vocab, self.model.tgt_vocab) != (default.src_vocab, default.tgt_vocab):
         raise ValueError("model.src_vocab and model.tgt_vocab are set from the data: "
                          "leave them at their defaults")
-    positive = ["warmup", "max_tokens", "accum_steps", "log_every"]
+    positive = ["warmup", "max_tokens", "accum_steps", "log_every", "pad_to_multiple"]
     for name in positive:
         if getattr(self, name) < 1:
             raise ValueError(f"{name}={getattr(self, name)} must be >= 1")

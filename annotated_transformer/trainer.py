@@ -22,6 +22,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from fastcore.basics import patch
+from torch import Tensor
 from tqdm import tqdm
 
 from .batching import (BOS, EOS, PAD, SOURCE_ALLOWANCE, Batch,
@@ -30,14 +31,14 @@ from .checkpoint import (RunWriteError, append_line, atomic_write_bytes,
                                               checkpoint_path, checkpoint_step, find_checkpoint,
                                               list_checkpoints, load_checkpoint,
                                               prune_checkpoints, rng_state, save_checkpoint)
-from .checks import check_special_ids
+from .checks import check_special_ids, check_token_ids, token_ids_checked
 from .loss import LabelSmoothingLoss, Seq2SeqLoss, make_optimizer
-from .model import TransformerConfig, model_config_dict, unwrap
+from .model import Generator, TransformerConfig, model_config_dict, unwrap
 from .runs import measure_peak, memory_in_use
 from .train_config import TrainConfig, autocast_context, pick_device
 
 # %% auto #0
-__all__ = ['data_file_bytes', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+__all__ = ['data_file_bytes', 'LogitsSeq2SeqLoss', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
 
 # %% ../nbs/07b_trainer.ipynb #3f3d8cb9
 def data_file_bytes(files: dict) -> dict[str, bytes]:
@@ -49,9 +50,59 @@ def data_file_bytes(files: dict) -> dict[str, bytes]:
         out[name] = content.encode("utf-8") if isinstance(content, str) else bytes(content)
     return out
 
-# %% ../nbs/07b_trainer.ipynb #6a048c94
+
+# DistributedDataParallel's arguments in this PyTorch (Trainer uses the newer name if there)
 _DDP_ARGS = set(inspect.signature(nn.parallel.DistributedDataParallel.__init__).parameters)
 
+# %% ../nbs/07b_trainer.ipynb #69c7e3e6
+class _SmoothedLossFromLogits(torch.autograd.Function):
+    "Σ label-smoothed loss and Σ NLL over the non-PAD labels, from logits, `rows` rows at a time."
+
+    @staticmethod
+    def forward(ctx, logits, target, pad: int, eps: float, rows: int):
+        V = logits.size(-1)
+        grad = torch.empty_like(logits)  # ∂(Σ loss)/∂logits, in the logits' dtype
+        wide = torch.promote_types(logits.dtype, torch.float32)  # float32 at least
+        loss = nll = logits.new_zeros((), dtype=wide)
+        for i in range(0, logits.size(0), rows):
+            logp, y = logits[i:i + rows].to(wide).log_softmax(-1), target[i:i + rows, None]
+            # chapter 07's smoothed target q: 1 - ε on the label, ε/(V-2) elsewhere, none on PAD
+            q = torch.full_like(logp, eps / (V - 2)).index_fill_(1, y.new_tensor([pad]), 0.0)
+            q.scatter_(1, y, 1.0 - eps)
+            keep = y != pad
+            loss = loss - (q * logp).sum(1, keepdim=True).masked_fill(~keep, 0.0).sum()
+            nll = nll - logp.gather(1, y).masked_fill(~keep, 0.0).sum()
+            # ∂/∂z of -Σ_k q_k log softmax(z)_k = softmax(z) - q, as Σ_k q_k = 1
+            grad[i:i + rows] = ((logp.exp() - q) * keep).to(grad.dtype)
+        ctx.save_for_backward(grad)
+        ctx.mark_non_differentiable(nll)  # reported, never minimised
+        return loss, nll
+
+    @staticmethod
+    def backward(ctx, grad_loss, grad_nll):
+        (grad,) = ctx.saved_tensors
+        return grad * grad_loss.to(grad.dtype), None, None, None, None
+
+
+class LogitsSeq2SeqLoss(Seq2SeqLoss):
+    ("`Seq2SeqLoss`; under bf16/fp16 autocast the loss comes from the generator's logits, "
+     "a block of rows at a time, with no float32 copy of them all.")
+    block_elements = 2**26  # float32 numbers per block (256 MB): rows = this // V
+
+    def forward(self, src, tgt_in, tgt_out, src_mask, tgt_mask) -> tuple[Tensor, Tensor]:
+        kind = src.device.type
+        low = torch.is_autocast_enabled(kind) and torch.get_autocast_dtype(kind) in (
+            torch.float16, torch.bfloat16)
+        if not (low and isinstance(self.model.generator, Generator)):
+            return super().forward(src, tgt_in, tgt_out, src_mask, tgt_mask)
+        logits = self.model.generator.proj(self.model(src, tgt_in, src_mask, tgt_mask))
+        logits, V = logits.flatten(0, 1), logits.size(-1)
+        # compiled: one block (the compiler fuses the loss into the logits itself)
+        rows = logits.size(0) if torch.compiler.is_compiling() else max(1, self.block_elements // V)
+        return _SmoothedLossFromLogits.apply(logits, tgt_out.flatten(), self.criterion.pad_idx,
+                                             self.criterion.smoothing, rows)
+
+# %% ../nbs/07b_trainer.ipynb #6a048c94
 class Trainer:
     ("Train an `EncoderDecoder` on (source ids, target ids) pairs: "
      "one process, or one of many under torchrun.")
@@ -79,7 +130,7 @@ class Trainer:
         self.model = unwrap(model).to(self.device)
         self.criterion = LabelSmoothingLoss(self.model_config["tgt_vocab"], pad,
                                             self.cfg.label_smoothing, reduction="sum")
-        self.loss_module = Seq2SeqLoss(self.model, self.criterion)
+        self.loss_module = LogitsSeq2SeqLoss(self.model, self.criterion)
         self.step_module, self.ddp = self.loss_module, None
         # gradients are averaged over ranks in backward; no buffer changes, so no broadcasts
         if self.world > 1:
@@ -97,7 +148,8 @@ class Trainer:
             (self.cfg.adam_beta1, self.cfg.adam_beta2), self.cfg.adam_eps)
         self.pairs, self.dev_pairs = pairs, dev_pairs
         self.sampler = TokenBatchSampler(pairs, self.cfg.max_tokens, seed=self.cfg.seed,
-                                         num_shards=self.world, rebatch=self.cfg.rebatch)
+                                         num_shards=self.world, rebatch=self.cfg.rebatch,
+                                         pad_to_multiple=self.cfg.pad_to_multiple)
         self._generators = _seeded_generators(self.cfg.seed + self.rank)  # dropout's (below)
         self.autocast = lambda: autocast_context(self.device, self.cfg.amp)
         self.out_dir = Path(out_dir) if out_dir is not None else None
@@ -147,12 +199,27 @@ def _run_generators(trainer: Trainer):
 # %% ../nbs/07b_trainer.ipynb #4e720a62
 @patch
 def _micro_batch(self: Trainer, indices: list[int]) -> Batch:
-    mine = indices[self.rank::self.world]  # this rank's share of the global batch
-    return make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos).to(
-        self.device, non_blocking=True
-    )
+    "This rank's share of the training pairs `indices`, padded, on the host."
+    mine = indices[self.rank::self.world]
+    return make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos,
+                      pad_to_multiple=self.cfg.pad_to_multiple)
 
 
+@patch
+def _model_inputs(self: Trainer, batch: Batch) -> tuple:
+    ("(src, tgt_in, tgt_out, src_mask, tgt_mask) for the loss module: ids checked on the host, "
+     "on the device, and no mask where the kernels need none.")
+    # checked here, so that the forward pass, under token_ids_checked(), never reads the device
+    check_token_ids(batch.src, "src", vocab=self.model_config["src_vocab"])
+    check_token_ids(batch.tgt_in, "tgt", vocab=self.model_config["tgt_vocab"])
+    pin = self.device.type == "cuda"  # page-locked: the copy can overlap the GPU's work
+    move = lambda t: (t.pin_memory() if pin else t).to(self.device, non_blocking=True)
+    # no source padding: no mask (the kernels' fastest path). The target needs only the causal
+    # mask: its padding comes after the last real token, which no real position may see anyway
+    src_mask = None if batch.src_ntokens == batch.src.numel() else move(batch.src_mask)
+    return move(batch.src), move(batch.tgt_in), move(batch.tgt_out), src_mask, None
+
+# %% ../nbs/07b_trainer.ipynb #227c8aa3
 @patch
 def train_step(self: Trainer, batches: list[list[int]]) -> dict:
     "One update on the global batch made of `batches` (lists of pair indices): returns its metrics."
@@ -169,24 +236,21 @@ def train_step(self: Trainer, batches: list[list[int]]) -> dict:
             last = m == len(batches) - 1
             sync = contextlib.nullcontext() if last or self.ddp is None else self.ddp.no_sync()
             with sync:
-                with self.autocast():
-                    loss_sum, nll_sum = self.step_module(
-                        batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask
-                    )
+                with self.autocast(), token_ids_checked():
+                    loss_sum, nll_sum = self.step_module(*self._model_inputs(batch))
                 # backward of S·W/N: DDP's average over W ranks then gives the gradient of
                 # (Σ all losses)/N
                 (loss_sum * (self.world / ntokens)).backward()
             sums += torch.stack([loss_sum.detach(), nll_sum.detach()]).double()
     if self.world > 1:
         dist.all_reduce(sums)
-    loss, nll = (sums / ntokens).tolist()
+    norm = nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm or float("inf"))
+    # the update's one read from the device: the two sums and the gradient norm together
+    loss, nll, grad_norm = torch.cat([sums / ntokens, norm.double().view(1)]).tolist()
     step = self.step + 1
     if not math.isfinite(loss):
         raise FloatingPointError(f"the loss became {loss} at step {step}: stopping before the "
                                  "update. Try a smaller lr_factor, a longer warmup, or clip_norm.")
-    grad_norm = float(
-        nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_norm or float("inf"))
-    )
     if not math.isfinite(grad_norm):
         raise FloatingPointError(f"the gradient norm became {grad_norm} at step {step}: "
                                  "stopping before the update.")
@@ -309,18 +373,15 @@ def evaluate(self: Trainer, pairs: Sequence | None = None) -> dict:
     pairs = self.dev_pairs if pairs is None else pairs
     self.model.eval()
     sums = torch.zeros(3, dtype=torch.float64, device=self.device)
-    plan = TokenBatchSampler(pairs, self.cfg.max_tokens, shuffle=False).epoch_batches(0)
+    plan = TokenBatchSampler(pairs, self.cfg.max_tokens, shuffle=False,
+                             pad_to_multiple=self.cfg.pad_to_multiple).epoch_batches(0)
     for indices in plan[self.rank::self.world]:
-        batch = make_batch(
-            [pairs[i] for i in indices], self.pad, self.bos, self.eos
-        ).to(self.device)
-        with self.autocast():
-            loss, nll = self.loss_module(
-                batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask, batch.tgt_mask
-            )
-        sums += torch.tensor(
-            [float(loss), float(nll), batch.ntokens], dtype=torch.float64, device=self.device
-        )
+        batch = make_batch([pairs[i] for i in indices], self.pad, self.bos, self.eos,
+                           pad_to_multiple=self.cfg.pad_to_multiple)
+        with self.autocast(), token_ids_checked():
+            loss, nll = self.loss_module(*self._model_inputs(batch))
+        # summed on the device: no read until the end
+        sums += torch.stack([loss.double(), nll.double(), sums.new_tensor(batch.ntokens)])
     if self.world > 1:
         dist.all_reduce(sums)
     self.model.train()
@@ -556,12 +617,11 @@ def _probe(self: Trainer, sentences: int, src_len: int, tgt_len: int) -> int | N
     token = lambda vocab: next(i for i in range(vocab) if i not in (self.pad, self.bos, self.eos))
     pair = ([token(self.model_config["src_vocab"])] * (src_len - 1),
             [token(self.model_config["tgt_vocab"])] * (tgt_len - 1))
-    batch = make_batch([pair] * sentences, self.pad, self.bos, self.eos).to(self.device)
+    batch = make_batch([pair] * sentences, self.pad, self.bos, self.eos)
 
-    def forward_backward():
-        with self.autocast():
-            loss, _ = self.loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.src_mask,
-                                       batch.tgt_mask)
+    def forward_backward():  # as a training step computes it
+        with self.autocast(), token_ids_checked():
+            loss, _ = self.loss_module(*self._model_inputs(batch))
         loss.backward()
     try:
         return measure_peak(forward_backward, self.device)

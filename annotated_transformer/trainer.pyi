@@ -2,15 +2,29 @@
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
 """Paper: §5.1–§5.4. The training loop: one update from a global batch, logging, evaluation, checkpoints that resume exactly, stopping, memory and DDP; then the copy task, trained on a CPU."""
 
+from annotated_transformer.loss import Seq2SeqLoss
 from annotated_transformer.train_config import TrainConfig
 from pathlib import Path
-from torch import nn
+from torch import Tensor, nn
+from torch.autograd import Function
 from typing import Any, Callable, Sequence
 
-__all__ = ['data_file_bytes', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+__all__ = ['data_file_bytes', 'LogitsSeq2SeqLoss', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
 
 def data_file_bytes(files: dict) -> dict[str, bytes]:
     """A run's data files (DataBundle.files: name -> text or bytes) as bytes, their names checked."""
+
+class _SmoothedLossFromLogits(Function):
+    """Σ label-smoothed loss and Σ NLL over the non-PAD labels, from logits, `rows` rows at a time."""
+    @staticmethod
+    def forward(ctx, logits, target, pad: int, eps: float, rows: int): ...
+    @staticmethod
+    def backward(ctx, grad_loss, grad_nll): ...
+
+class LogitsSeq2SeqLoss(Seq2SeqLoss):
+    """`Seq2SeqLoss`; under bf16/fp16 autocast the loss comes from the generator's logits, a block of rows at a time, with no float32 copy of them all."""
+    block_elements: int
+    def forward(self, src, tgt_in, tgt_out, src_mask, tgt_mask) -> tuple[Tensor, Tensor]: ...
 
 class Trainer:
     """Train an `EncoderDecoder` on (source ids, target ids) pairs: one process, or one of many under torchrun."""

@@ -256,3 +256,23 @@ def test_errors_in_both_paths(fn):
         fn(q, k, v, torch.ones(2, 1, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"query must have at least 2 dimensions"):
         fn(torch.randn(4), k, v)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_is_causal_means_the_causal_mask(seed):
+    "is_causal=True (no mask tensor, the kernel's own rule) equals the explicit causal mask, with a padding mask too."
+    g = torch.Generator().manual_seed(seed)
+    b, h, n, d = (int(torch.randint(lo, hi, (1,), generator=g)) for lo, hi in ((1, 4), (1, 4), (1, 9), (2, 9)))
+    q, k, v = (torch.randn(b, h, n, d, generator=g, dtype=DT) for _ in range(3))
+    tril = torch.ones(n, n, dtype=torch.bool).tril()
+    keep = torch.rand(b, 1, 1, n, generator=g) < 0.7  # padding keys; some rows may lose every key
+    for mask, explicit in ((None, tril), (keep, keep & tril)):
+        out = fused_attention(q, k, v, mask, is_causal=True)
+        torch.testing.assert_close(out, attention(q, k, v, explicit)[0], atol=1e-12, rtol=0)
+        torch.testing.assert_close(out, fused_attention(q, k, v, explicit), atol=1e-12, rtol=0)
+
+
+def test_is_causal_needs_as_many_queries_as_keys():
+    q, k = torch.randn(1, 3, 4), torch.randn(1, 5, 4)
+    with pytest.raises(ValueError, match="is_causal needs as many queries as keys, got 3 queries and 5 keys"):
+        fused_attention(q, k, k, is_causal=True)

@@ -180,3 +180,23 @@ def test_pad_to_multiple_changes_shapes_not_results(multiple):
     torch.testing.assert_close(b[:, :a.size(1)][real], a[real])
     with pytest.raises(ValueError, match="pad_to_multiple must be >= 1"):
         make_batch(pairs, pad_to_multiple=0)
+
+
+@pytest.mark.parametrize("multiple", [1, 8, 16])
+def test_bucketed_batches_keep_to_the_budget_and_resume(multiple):
+    "The sampler counts lengths as make_batch(pad_to_multiple) pads them; a checkpoint of another multiple is refused."
+    rng = random.Random(4)
+    pairs = [([3] * rng.randint(1, 50), [3] * rng.randint(1, 50)) for _ in range(500)]
+    sampler = TokenBatchSampler(pairs, max_tokens=400, seed=2, pad_to_multiple=multiple)
+    shapes = set()
+    for idx in sampler.epoch_batches(0):
+        b = make_batch([pairs[i] for i in idx], pad_to_multiple=multiple)
+        assert b.tgt_out.numel() <= 400 and b.src.numel() <= SOURCE_ALLOWANCE * 400
+        assert b.src.size(1) % multiple == 0 == b.tgt_in.size(1) % multiple
+        shapes.add((b.src.size(1), b.tgt_in.size(1)))
+    assert multiple == 1 or len(shapes) <= (56 // multiple + 1) ** 2  # lengths <= 51 round to few buckets
+    other = TokenBatchSampler(pairs, max_tokens=400, seed=2, pad_to_multiple=multiple * 2)
+    with pytest.raises(ValueError, match=f"pad_to_multiple={multiple}, this one has {multiple * 2}"):
+        other.load_state_dict(sampler.state_dict())
+    with pytest.raises(ValueError, match=r"pair 0 has a target of 16 tokens \(with EOS/BOS, padded\)"):
+        TokenBatchSampler([([3], [3] * 9)], max_tokens=12, pad_to_multiple=16)

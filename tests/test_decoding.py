@@ -689,3 +689,27 @@ def test_filter_logits_and_sample_next_match_chapter_13s():
             a = decoding.sample_next(logits, T, generator=torch.Generator().manual_seed(1), **kw)
             b = decoder_only.sample_next(logits, T, generator=torch.Generator().manual_seed(1), **kw)
             assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_greedy_reads_done_every_k_steps_and_returns_the_same(seed):
+    "Checking for EOS every k steps (fewer host reads) changes nothing: the same tokens, scores and width as every step."
+    from annotated_transformer.decoding import _greedy_steps, _output_limits
+
+    m = small_model(seed=seed, tgt_vocab=6)
+    with torch.no_grad():
+        m.generator.proj.bias[EOS] += 1.0  # rows end at different steps
+    src, mask = padded_sources(seed=seed, batch=6)
+    results = []
+    for every in (1, 3, 8):
+        limits = _output_limits(m, src, mask, 12, BOS, EOS, PAD)
+        with torch.no_grad():
+            memory = m.encode(src, mask)
+            out, scores = _greedy_steps(IncrementalDecoder(m, memory, mask), limits, BOS, EOS, PAD, src.device,
+                                        check_every=every)
+        results.append((torch.stack(out, 1), torch.stack(scores, 1)))
+    ids = results[0][0]
+    assert ids.size(1) == max(length_of(row) for row in ids.tolist())  # the last step is some row's end
+    for other_ids, other_scores in results[1:]:
+        assert torch.equal(other_ids, ids) and torch.equal(other_scores, results[0][1])
+    assert torch.equal(greedy_decode(m, src, mask, max_new_tokens=12), ids)

@@ -6,6 +6,7 @@
   fully padded rows stay finite; dropout only in training mode;
 - Table 3 parameter counts (built on the meta device); weight sharing; error messages.
 """
+import contextlib
 import dataclasses
 
 import pytest
@@ -552,3 +553,32 @@ def test_row_b_narrower_keys_build_count_and_decode_with_the_cache():
     cached = greedy_decode(small, src, mask, max_new_tokens=8, use_cache=True)
     assert len(set(cached.flatten().tolist())) > 2
     assert torch.equal(cached, greedy_decode(small, src, mask, max_new_tokens=8, use_cache=False))
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "rope", "relative"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_decode_without_tgt_mask_equals_the_causal_mask(positional, keep):
+    "tgt_mask=None goes to the kernels as is_causal: the same states as chapter 02's causal_mask, on every path."
+    model = small_model(positional=positional)
+    gen = torch.Generator().manual_seed(5)
+    src, tgt = random_batch(gen, 3, 6, 8, 17)
+    src_mask = padding_mask(src, PAD)
+    with torch.no_grad(), (keep_attention_weights(model) if keep else contextlib.nullcontext()):
+        memory = model.encode(src, src_mask)
+        implicit = model.decode(memory, src_mask, tgt)
+        explicit = model.decode(memory, src_mask, tgt, causal_mask(tgt.size(1)))
+    torch.testing.assert_close(implicit, explicit, atol=1e-12, rtol=0)
+
+
+def test_real_positions_need_only_the_causal_mask():
+    "Target padding comes after every real token: with the causal mask alone (the trainer's), real positions keep their states."
+    model = small_model()
+    gen = torch.Generator().manual_seed(6)
+    src, tgt = random_batch(gen, 4, 7, 9, 17)
+    src_mask, tgt_mask = masks(src, tgt)
+    with torch.no_grad():
+        padded = model(src, tgt, src_mask, tgt_mask)
+        causal = model(src, tgt, src_mask, None)
+    real = tgt != PAD
+    assert (~real).any()  # the test can fail: some positions are padding
+    torch.testing.assert_close(causal[real], padded[real], atol=1e-12, rtol=0)

@@ -404,3 +404,20 @@ def test_narrower_keys_match_a_head_by_head_computation():
     torch.testing.assert_close(m(x, memory, memory), expected, atol=1e-12, rtol=0)
     with pytest.raises(ValueError, match="d_k must be a positive integer or None, got 0"):
         MultiHeadAttention(h=4, d_model=32, d_k=0)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_is_causal_equals_the_causal_mask_also_after_cached_keys(keep):
+    "is_causal on both paths; with a cache, n new queries follow m - n cached keys: query i sees keys <= m - n + i."
+    _, ours = pair()
+    x, _ = inputs(batch=2, n=7)
+    ours.keep_weights = keep
+    try:
+        full = ours(x, x, x, torch.ones(7, 7, dtype=torch.bool).tril()[None])
+        torch.testing.assert_close(ours(x, x, x, is_causal=True), full, atol=1e-12, rtol=0)
+        cache = KVCache()
+        first = ours(x[:, :3], x[:, :3], x[:, :3], cache=cache, is_causal=True)  # prefill 3 positions
+        rest = ours(x[:, 3:], x[:, 3:], x[:, 3:], cache=cache, is_causal=True)  # then 4 more at once
+    finally:
+        ours.keep_weights = False
+    torch.testing.assert_close(torch.cat([first, rest], 1), full, atol=1e-12, rtol=0)
