@@ -10,6 +10,8 @@ medians are compared.
 
     python bench/bench_training.py                  # CPU, small model, 1 thread: about 1 minute
     python bench/bench_training.py --device cuda    # GPU: the base model, bf16 autocast, MFU
+    python bench/bench_training.py --device cuda --compile --bucket 16 --warmup-shapes --counted-mfu
+                                                    # compiled; every batch shape seen before timing
 
 Writes bench/results/training_<device>.json (command, git commit, device, torch version, date).
 This is a benchmark, not a test.
@@ -40,7 +42,8 @@ from annotated_transformer.batching import TokenBatchSampler, make_batch  # noqa
 from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer
 from annotated_transformer.train_config import autocast_context
 
-SIZES = {  # model sizes and batch budgets
+SIZES = {  # model sizes and batch budgets ("tiny": a smoke test of the script, e.g. bench/gpu.py --tiny)
+    "tiny": dict(N=1, d_model=32, h=2, d_ff=64, vocab=500, max_tokens=400),
     "small": dict(N=2, d_model=256, h=4, d_ff=1024, vocab=8000, max_tokens=1500),
     "base": dict(N=6, d_model=512, h=8, d_ff=2048, vocab=32000, max_tokens=8192),
 }
@@ -107,6 +110,31 @@ def make_step(name, model, d_model, vocab, device, amp):
     return step
 
 
+def peak_flops(gpu: str):
+    "(peak bf16 FLOP/s, its source) for a GPU name; the H200 (not in PEAK_FLOPS) computes as the H100 SXM (GH100)."
+    if "H100" in gpu and "PCIe" in gpu:
+        return 756e12, "H100 PCIe bf16 dense (data sheet; not in PEAK_FLOPS)"
+    if "H200" in gpu or "GH200" in gpu:
+        return PEAK_FLOPS["H100 SXM bf16"], "H100 SXM bf16 (PEAK_FLOPS): the H200's compute is the H100 SXM's"
+    key = next((k for k in PEAK_FLOPS if k.split()[0] in gpu and "bf16" in k), None)
+    return (PEAK_FLOPS[key], f"{key} (PEAK_FLOPS)") if key else (None, None)
+
+
+def shape_of(b):
+    "A batch's shape as torch.compile sees it: (rows, padded source length, padded target length)."
+    return (b.src.size(0), b.src.size(1), b.tgt_in.size(1))
+
+
+def compile_stats() -> dict:
+    "torch._dynamo's counters (graphs captured, recompilations...), as plain numbers; {} if unavailable."
+    try:
+        from torch._dynamo.utils import counters
+        return {group: {str(k): int(v) for k, v in counts.items()} for group, counts in counters.items()
+                if group in ("stats", "recompiles", "graph_break", "frames") and counts}
+    except Exception:  # private API: its absence must not cost the results
+        return {}
+
+
 def sync(device):
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -139,6 +167,18 @@ def main(argv=None):
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--amp", default="auto", help="auto (bf16 on CUDA), bf16, off")
     p.add_argument("--compile", action="store_true", help="torch.compile both models")
+    p.add_argument("--compile-backend", default="inductor",
+                   help="torch.compile backend (default: inductor; 'eager' only traces: a quick check of the script)")
+    p.add_argument("--compile-dynamic", choices=("auto", "true", "false"), default="auto",
+                   help="torch.compile(dynamic=...): auto (PyTorch's default: static, then dynamic after a shape "
+                        "changes), true (one dynamic-shape graph from the start), false (one graph per shape)")
+    p.add_argument("--warmup-shapes", action="store_true",
+                   help="before the --warmup steps, one step per distinct batch shape for each model, so that no "
+                        "timed step compiles (with --compile) or meets a new shape; its seconds are recorded")
+    p.add_argument("--counted-mfu", action="store_true",
+                   help="also count each timed step's FLOPs with FlopCounterMode (once per distinct shape, on the "
+                        "padded batch) and report that rate and its MFU beside the analytic estimate")
+    p.add_argument("--pairs", type=int, default=4000, help="synthetic sentence pairs (default: 4000)")
     p.add_argument("--bucket", type=int, default=1, metavar="K",
                    help="pad every batch's lengths up to a multiple of K: fewer distinct shapes (default: 1, none)")
     p.add_argument("--out", type=Path, help="results file (default: bench/results/training_<device>.json)")
@@ -152,16 +192,24 @@ def main(argv=None):
     c = SIZES[size]
     torch.manual_seed(0)
     ours = make_model(c["vocab"], c["vocab"], N=c["N"], d_model=c["d_model"], d_ff=c["d_ff"], h=c["h"],
-                      dropout=args.dropout, inner_dropout=True).to(device)  # nn.Transformer's four dropouts
+                      dropout=args.dropout, inner_dropout=True,  # nn.Transformer's four dropouts
+                      share_embeddings=False).to(device)  # TorchTransformer's three separate tables (§3.4 off in both)
     ref = TorchTransformer(c["vocab"], c["N"], c["d_model"], c["h"], c["d_ff"], args.dropout).to(device)
     n_ours, n_ref = (sum(p.numel() for p in m.parameters()) for m in (ours, ref))
     assert n_ours == n_ref, (n_ours, n_ref)
     models = {"ours": ours, "torch_nn_transformer": ref}
     if args.compile:
-        models = {k: torch.compile(m) for k, m in models.items()}
+        dynamic = {"auto": None, "true": True, "false": False}[args.compile_dynamic]
+        if dynamic:  # else a first batch with src_len == tgt_len makes that equality a guard, the next batch recompiles
+            try:
+                import torch.fx.experimental._config as fx_config
+                fx_config.use_duck_shape = False
+            except (ImportError, AttributeError):  # a private setting: without it, one more compilation
+                pass
+        models = {k: torch.compile(m, backend=args.compile_backend, dynamic=dynamic) for k, m in models.items()}
     steps = {k: make_step(k, m, c["d_model"], c["vocab"], device, args.amp) for k, m in models.items()}
-    batches = [b.to(device) for b in synthetic_batches(c["vocab"], c["max_tokens"], 4000, seed=0,
-                                                                   bucket=args.bucket)]
+    batches = [b.to(device) for b in synthetic_batches(c["vocab"], c["max_tokens"], args.pairs, seed=0,
+                                                       bucket=args.bucket)]
     model_config = dict(src_vocab=c["vocab"], tgt_vocab=c["vocab"], N=c["N"], d_model=c["d_model"], d_ff=c["d_ff"])
 
     cursor = {k: 0 for k in models}
@@ -176,49 +224,85 @@ def main(argv=None):
         "training_flops_real_tokens": training_flops(model_config, first.src_ntokens, first.ntokens,
                                                      first.src_ntokens / B, first.ntokens / B)}
 
-    def run(name, n):
-        tokens = flops = 0
+    # FlopCounterMode's count of every shape the timed steps will see (the two models compute the same FLOPs)
+    counted = {}
+    if args.counted_mfu:
+        crit = LabelSmoothingLoss(c["vocab"], 0, 0.1, reduction="sum")
+        for i in range(args.rounds * args.steps):
+            b = batches[i % len(batches)]
+            if shape_of(b) not in counted:
+                counted[shape_of(b)] = counted_step_flops(ours, b, crit)
+
+    def run(name, n, batch_list=None):
+        tokens = flops = counted_flops = 0
+        loss = None
         sync(device)
         t0 = time.perf_counter()
-        for _ in range(n):
-            b = batches[cursor[name] % len(batches)]
-            cursor[name] += 1
+        for b in batch_list if batch_list is not None else [None] * n:
+            if b is None:
+                b = batches[cursor[name] % len(batches)]
+                cursor[name] += 1
             loss = steps[name](b)
             tokens += b.ntokens + b.src_ntokens
             flops += training_flops(model_config, b.src_ntokens, b.ntokens, b.src_ntokens / len(b),
                                     b.ntokens / len(b))
-        if not torch.isfinite(loss):
+            counted_flops += counted.get(shape_of(b), 0)
+        if loss is not None and not torch.isfinite(loss):
             raise FloatingPointError(f"{name}: loss {loss}")
         sync(device)
-        dt = time.perf_counter() - t0
-        return tokens / dt, flops / dt
+        dt = max(time.perf_counter() - t0, 1e-9)
+        return tokens / dt, flops / dt, counted_flops / dt
 
-    for name in models:  # warm-up (allocator, kernels, compilation)
+    # warm-up (allocator, kernels, compilation): with --warmup-shapes first one step on each distinct shape
+    first_of_shape = {}
+    for b in batches:
+        first_of_shape.setdefault(shape_of(b), b)
+    warmup = {}
+    for name in models:
+        t0 = time.perf_counter()
+        w = {}
+        if args.warmup_shapes:
+            shapes = list(first_of_shape.values())
+            run(name, 1, shapes[:1])
+            w["first_step_seconds"] = round(time.perf_counter() - t0, 2)
+            run(name, len(shapes) - 1, shapes[1:])
+            w["shapes"] = len(shapes)
+            w["shapes_seconds"] = round(time.perf_counter() - t0, 2)
+        t1 = time.perf_counter()
         run(name, args.warmup)
+        w["warmup_steps_seconds"] = round(time.perf_counter() - t1, 2)
+        w["seconds"] = round(time.perf_counter() - t0, 2)
+        warmup[name] = w
+        print(f"warm-up {name}: " + ", ".join(f"{k} {v}" for k, v in w.items()), flush=True)
     for name in models:
         cursor[name] = 0  # both models see the same batches in the same order
     per_round = {k: [] for k in models}
     flops_rate = {k: [] for k in models}
+    counted_rate = {k: [] for k in models}
     order = list(models)
     for r in range(args.rounds):
         for name in (order if r % 2 == 0 else order[::-1]):  # alternate which model goes first
-            tps, fps = run(name, args.steps)
+            tps, fps, cps = run(name, args.steps)
             per_round[name].append(tps)
             flops_rate[name].append(fps)
+            counted_rate[name].append(cps)
         print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1]:,.0f} tok/s" for k, v in per_round.items()),
               flush=True)
 
-    peak = None
+    peak = peak_source = None
     if device.type == "cuda":
-        gpu = torch.cuda.get_device_name(device)
-        peak = next((v for k, v in PEAK_FLOPS.items() if k.split()[0] in gpu and "bf16" in k), None)
+        peak, peak_source = peak_flops(torch.cuda.get_device_name(device))
     results = {}
     for name in models:
         med = statistics.median(per_round[name])
         results[name] = {"tokens_per_s": [round(x, 1) for x in per_round[name]], "tokens_per_s_median": round(med, 1),
                          "params": n_ours, "model_flops_per_s_median": statistics.median(flops_rate[name])}
+        if counted:
+            results[name]["counted_flops_per_s_median"] = statistics.median(counted_rate[name])
         if peak:
             results[name]["mfu"] = statistics.median(flops_rate[name]) / peak
+            if counted:
+                results[name]["mfu_counted"] = statistics.median(counted_rate[name]) / peak
     ratio = results["ours"]["tokens_per_s_median"] / results["torch_nn_transformer"]["tokens_per_s_median"]
     paired = statistics.median(a / b for a, b in zip(per_round["ours"], per_round["torch_nn_transformer"]))
     commit, dirty = git_commit()
@@ -230,18 +314,33 @@ def main(argv=None):
         "threads": torch.get_num_threads(), "torch": torch.__version__, "python": platform.python_version(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "config": {**c, "size": size, "dropout": args.dropout, "amp": args.amp, "compile": args.compile,
+                   "compile_backend": args.compile_backend if args.compile else None,
+                   "compile_dynamic": args.compile_dynamic if args.compile else None,
+                   "warmup_shapes": args.warmup_shapes, "pairs": args.pairs,
                    "bucket": args.bucket,
                    "distinct_shapes": len({(tuple(b.src.shape), tuple(b.tgt_in.shape)) for b in batches}),
                    "rounds": args.rounds, "steps_per_round": args.steps, "warmup_steps": args.warmup,
                    "batches": len(batches), "mean_tokens_per_batch": round(statistics.mean(
                        b.ntokens + b.src_ntokens for b in batches), 1)},
         "results": results, "ratio": round(ratio, 3), "ratio_paired_median": round(paired, 3),
+        "peak_flops": peak, "peak_flops_source": peak_source,
+        "warmup": warmup,
+        "compile_seconds": round(sum(w.get("shapes_seconds", w["seconds"]) for w in warmup.values()), 2)
+        if args.compile else None,
+        "compile_stats": compile_stats() if args.compile else None,
+        "counted_flops_by_shape": [{"rows": k[0], "src_len": k[1], "tgt_len": k[2], "flops": v}
+                                   for k, v in counted.items()] or None,
         "flop_check": flop_check,
         "notes": ["ratio = median tokens/s of ours / median tokens/s of torch.nn.Transformer",
                   "nn.Transformer's final encoder/decoder LayerNorms replaced by Identity (paper's post-norm model)",
                   "model_flops_per_s uses annotated_transformer.torch_compare.training_flops (nanoGPT-style estimate) "
                   "on the real (non-padding) tokens; flop_check compares it with torch.utils.flop_counter."
-                  "FlopCounterMode on one real step"],
+                  "FlopCounterMode on one real step",
+                  "counted_flops_per_s / mfu_counted (with --counted-mfu): FlopCounterMode's count of each timed "
+                  "step on its padded batch (padding's work included), per second; the same count for both models",
+                  "warmup: seconds of the untimed steps per model (with --warmup-shapes, first_step_seconds holds the "
+                  "first compilation and shapes_seconds one step on every distinct shape); compile_seconds: their sum "
+                  "over both models (with --compile)"],
     }
     out = args.out or REPO / "bench" / "results" / f"training_{device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -253,7 +352,9 @@ def main(argv=None):
           f"padded shapes {flop_check['training_flops_padded_shapes']:,.0f}, on its real tokens "
           f"{flop_check['training_flops_real_tokens']:,.0f}")
     if peak:
-        print(f"MFU ours {results['ours']['mfu']:.1%}, torch.nn.Transformer {results['torch_nn_transformer']['mfu']:.1%}")
+        print(f"MFU ours {results['ours']['mfu']:.1%}, torch.nn.Transformer {results['torch_nn_transformer']['mfu']:.1%}"
+              + (f"; counted by FlopCounterMode (padding included): ours {results['ours']['mfu_counted']:.1%}, "
+                 f"torch.nn.Transformer {results['torch_nn_transformer']['mfu_counted']:.1%}" if counted else ""))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ if PITFALL:
 SLOWEST_FIRST = ("test_readme.py::test_bible_train_translate_evaluate", "test_readme.py::test_copy_task_learns",
                  "test_learning.py::test_tiny_model_learns", "test_run_safety.py", "test_stop_analysis.py",
                  "test_pitfalls.py", "test_readme.py::test_config_file_and_torchrun", "test_cli.py",
-                 "test_api_reference.py::test_the_reference_builds")
+                 "test_api_reference.py::test_the_reference_builds", "test_gpu_script.py")
 
 
 def pytest_collection_modifyitems(config, items):
