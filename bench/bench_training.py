@@ -41,6 +41,8 @@ from annotated_transformer.torch_compare import PEAK_FLOPS, counted_step_flops, 
 from annotated_transformer.batching import TokenBatchSampler, make_batch  # noqa: E402
 from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer
 from annotated_transformer.train_config import autocast_context
+from annotated_transformer.checks import token_ids_checked
+from annotated_transformer.trainer import LogitsSeq2SeqLoss
 
 SIZES = {  # model sizes and batch budgets ("tiny": a smoke test of the script, e.g. bench/gpu.py --tiny)
     "tiny": dict(N=1, d_model=32, h=2, d_ff=64, vocab=500, max_tokens=400),
@@ -72,9 +74,11 @@ class TorchTransformer(nn.Module):
     def forward(self, src, tgt, src_keep, tgt_keep):
         T = tgt.size(1)
         causal = torch.ones(T, T, dtype=torch.bool, device=tgt.device).triu(1)  # True = may NOT attend
+        src_pad = None if src_keep is None else ~src_keep  # None: no padding on that side
+        tgt_pad = None if tgt_keep is None else ~tgt_keep
         out = self.transformer(self.embed(self.src_embed, src), self.embed(self.tgt_embed, tgt), tgt_mask=causal,
-                               src_key_padding_mask=~src_keep, tgt_key_padding_mask=~tgt_keep,
-                               memory_key_padding_mask=~src_keep, tgt_is_causal=True)
+                               src_key_padding_mask=src_pad, tgt_key_padding_mask=tgt_pad,
+                               memory_key_padding_mask=src_pad, tgt_is_causal=True)
         return torch.log_softmax(self.proj(out), dim=-1)
 
 
@@ -91,16 +95,27 @@ def synthetic_batches(vocab, max_tokens, n_pairs, seed, bucket=1):
 
 
 def make_step(name, model, d_model, vocab, device, amp):
+    """One training step as each library is used. Ours runs the Trainer's path (chapter 07b): no target mask (the
+    kernel's causal rule), no source mask for a batch without source padding, the loss of LogitsSeq2SeqLoss (from
+    bf16 logits in blocks under autocast), the forward under token_ids_checked() (these synthetic ids lie inside
+    the vocabulary by construction). nn.Transformer gets its own fast path on the same batches: tgt_is_causal=True
+    with its causal mask, and no key-padding masks where a batch has no padding on that side."""
     crit = LabelSmoothingLoss(vocab, 0, 0.1, reduction="sum")
     opt, sched = make_optimizer(model, d_model, warmup=4000)
+    loss_module = LogitsSeq2SeqLoss(model, crit) if name == "ours" else None
 
     def step(b):
+        unpadded_src, unpadded_tgt = b.src_ntokens == b.src.numel(), b.ntokens == b.tgt_out.numel()
         with autocast_context(device, amp):
             if name == "ours":
-                logp = model.generator(model(b.src, b.tgt_in, b.src_mask, b.tgt_mask))
+                with token_ids_checked():
+                    loss, _ = loss_module(b.src, b.tgt_in, b.tgt_out, None if unpadded_src else b.src_mask, None)
+                loss = loss / b.ntokens
             else:
-                logp = model(b.src, b.tgt_in, b.src_mask.squeeze(1), b.tgt_in != 0)
-            loss = crit(logp.float(), b.tgt_out) / b.ntokens
+                src_keep = None if unpadded_src else b.src_mask.squeeze(1)
+                tgt_keep = None if unpadded_tgt else b.tgt_in != 0
+                logp = model(b.src, b.tgt_in, src_keep, tgt_keep)
+                loss = crit(logp.float(), b.tgt_out) / b.ntokens
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -318,6 +333,9 @@ def main(argv=None):
                    "compile_dynamic": args.compile_dynamic if args.compile else None,
                    "warmup_shapes": args.warmup_shapes, "pairs": args.pairs,
                    "bucket": args.bucket,
+                   "steps": "ours: the Trainer's path (no target mask: is_causal; no source mask without source "
+                            "padding; LogitsSeq2SeqLoss); nn.Transformer: tgt_is_causal, no key-padding masks "
+                            "where a side has no padding; both: make_optimizer (fused Adam on a GPU)",
                    "distinct_shapes": len({(tuple(b.src.shape), tuple(b.tgt_in.shape)) for b in batches}),
                    "rounds": args.rounds, "steps_per_round": args.steps, "warmup_steps": args.warmup,
                    "batches": len(batches), "mean_tokens_per_batch": round(statistics.mean(
