@@ -19,8 +19,8 @@ from .checks import check_int, check_special_ids
 from .masking import padding_mask, target_mask
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'TokenBatchSampler',
-           'DataBundle', 'register_data', 'get_data_builder']
+__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'with_empty_rows',
+           'TokenBatchSampler', 'DataBundle', 'register_data', 'get_data_builder']
 
 # %% ../nbs/06b_batches.ipynb #7244fa90
 # UNK: chapter 09a2's tokenizer, for a piece it cannot spell
@@ -100,6 +100,20 @@ def make_batch(
     _check_ids(src, tgt_out, n_src, n_tgt, pad)
     return Batch(src, tgt_in, tgt_out, padding_mask(src, pad), target_mask(tgt_in, pad),
                  ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
+
+# %% ../nbs/06b_batches.ipynb #a27f9c39
+def with_empty_rows(
+    batch: Batch,  # a batch from make_batch
+    rows: int,  # the number of rows to reach, at least len(batch)
+    pad: int = PAD,  # padding id
+) -> Batch:
+    "`batch` with rows of padding appended up to `rows`: no token, no label, no key."
+    extra = check_int(rows, "rows", minimum=len(batch)) - len(batch)
+    grow = lambda t, fill: torch.cat([t, t.new_full((extra, *t.shape[1:]), fill)])
+    return dataclasses.replace(
+        batch, src=grow(batch.src, pad), tgt_in=grow(batch.tgt_in, pad),
+        tgt_out=grow(batch.tgt_out, pad), src_mask=grow(batch.src_mask, False),
+        tgt_mask=grow(batch.tgt_mask, False))
 
 # %% ../nbs/06b_batches.ipynb #c4fb035c
 # a batch's padded source may be up to this many times max_tokens (a guard on memory)
@@ -281,6 +295,17 @@ def load_state_dict(self: TokenBatchSampler, state: dict) -> None:
                 f"this one has {mine}"
             )
     self.epoch, self.position = int(state["epoch"]), int(state["position"])
+
+# %% ../nbs/06b_batches.ipynb #22b67ba5
+@patch
+def batch_rows(self: TokenBatchSampler, indices: list[int]) -> int:
+    ("The most pairs that a batch of the pairs `indices`' padded lengths may hold: "
+     "its rows once filled up with `with_empty_rows`.")
+    t = self._padded(max(self.tgt_lens[i] for i in indices))
+    s = self._padded(max(self.src_lens[i] for i in indices))
+    # the largest n with n × max(t, s / SOURCE_ALLOWANCE) <= max_tokens, as _fits counts
+    a = SOURCE_ALLOWANCE
+    return a * self.max_tokens // max(a * t, s)
 
 # %% ../nbs/06b_batches.ipynb #b1c227b4
 @dataclass

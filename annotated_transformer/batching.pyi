@@ -5,7 +5,7 @@
 from torch import Tensor
 from typing import Any, Callable, Iterator, Sequence
 
-__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'TokenBatchSampler', 'DataBundle', 'register_data', 'get_data_builder']
+__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'with_empty_rows', 'TokenBatchSampler', 'DataBundle', 'register_data', 'get_data_builder']
 PAD: int
 BOS: int
 EOS: int
@@ -34,6 +34,15 @@ def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad: int = 
     - bos: beginning-of-sentence id (first decoder input)
     - eos: end-of-sentence id (ends every source and every label sequence)
     - pad_to_multiple: round both padded lengths up to a multiple of this (fewer shapes to compile)
+    """
+
+def with_empty_rows(batch: Batch, rows: int, pad: int = ...) -> Batch:
+    """`batch` with rows of padding appended up to `rows`: no token, no label, no key.
+
+    Parameters:
+    - batch: a batch from make_batch
+    - rows: the number of rows to reach, at least len(batch)
+    - pad: padding id
     """
 SOURCE_ALLOWANCE: int
 
@@ -67,6 +76,8 @@ class TokenBatchSampler:
         """Yield batches forever, epoch after epoch, starting at the saved (epoch, position)."""
     def state_dict(self) -> dict: ...
     def load_state_dict(self, state: dict) -> None: ...
+    def batch_rows(self, indices: list[int]) -> int:
+        """The most pairs that a batch of the pairs `indices`' padded lengths may hold: its rows once filled up with `with_empty_rows`."""
 
 class DataBundle:
     """What a data builder returns: token-id pairs for training and evaluation, and the vocabulary facts."""

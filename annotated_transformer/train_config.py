@@ -106,6 +106,9 @@ class TrainConfig:
     pad_to_multiple: int = _opt(1, "pad both lengths of every batch up to a multiple of this "
                                    "(the budget counts the padding): fewer batch shapes "
                                    "for --compile, e.g. 8 or 16 on a GPU")
+    static_shapes: bool = _opt(False, "fill every batch up with empty rows to the most pairs "
+                                      "its padded lengths allow: its shape then depends on its "
+                                      "lengths alone (with --pad-to-multiple: few shapes)")
     # data
     data: str = _opt("copy", "data set: a registered name (copy, corpus) "
                              "or MODULE:FUNCTION returning a DataBundle")

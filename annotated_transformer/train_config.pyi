@@ -42,6 +42,7 @@ class TrainConfig:
     seed: int
     rebatch: bool
     pad_to_multiple: int
+    static_shapes: bool
     data: str
     data_options: dict
     device: str
@@ -53,7 +54,7 @@ class TrainConfig:
     keep_last: int
     progress: bool
     threads: int
-    def __init__(self, model: TransformerConfig = ..., arch: str = ..., label_smoothing: float = ..., warmup: int = ..., lr_factor: float = ..., adam_beta1: float = ..., adam_beta2: float = ..., adam_eps: float = ..., max_tokens: int = ..., accum_steps: int = ..., clip_norm: float = ..., steps: int = ..., seed: int = ..., rebatch: bool = ..., pad_to_multiple: int = ..., data: str = ..., data_options: dict = ..., device: str = ..., amp: str = ..., compile: bool = ..., log_every: int = ..., eval_every: int = ..., checkpoint_every: int = ..., keep_last: int = ..., progress: bool = ..., threads: int = ...) -> None: ...
+    def __init__(self, model: TransformerConfig = ..., arch: str = ..., label_smoothing: float = ..., warmup: int = ..., lr_factor: float = ..., adam_beta1: float = ..., adam_beta2: float = ..., adam_eps: float = ..., max_tokens: int = ..., accum_steps: int = ..., clip_norm: float = ..., steps: int = ..., seed: int = ..., rebatch: bool = ..., pad_to_multiple: int = ..., static_shapes: bool = ..., data: str = ..., data_options: dict = ..., device: str = ..., amp: str = ..., compile: bool = ..., log_every: int = ..., eval_every: int = ..., checkpoint_every: int = ..., keep_last: int = ..., progress: bool = ..., threads: int = ...) -> None: ...
     def validate(self) -> TrainConfig:
         """Check types and ranges; raise ValueError naming the first problem. Returns self."""
     from_dict: _clsmethod

@@ -26,7 +26,7 @@ from torch import Tensor
 from tqdm import tqdm
 
 from .batching import (BOS, EOS, PAD, SOURCE_ALLOWANCE, Batch,
-                                            TokenBatchSampler, make_batch)
+                                            TokenBatchSampler, make_batch, with_empty_rows)
 from .checkpoint import (RunWriteError, append_line, atomic_write_bytes,
                                               checkpoint_path, checkpoint_step, find_checkpoint,
                                               list_checkpoints, load_checkpoint,
@@ -60,8 +60,8 @@ class _SmoothedLossFromLogits(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, pad: int, eps: float, rows: int):
-        V = logits.size(-1)
-        grad = torch.empty_like(logits)  # ∂(Σ loss)/∂logits, in the logits' dtype
+        V, need_grad = logits.size(-1), ctx.needs_input_grad[0]  # (not when evaluating)
+        grad = torch.empty_like(logits) if need_grad else None  # ∂(Σ loss)/∂logits
         wide = torch.promote_types(logits.dtype, torch.float32)  # float32 at least
         loss = nll = logits.new_zeros((), dtype=wide)
         for i in range(0, logits.size(0), rows):
@@ -73,7 +73,8 @@ class _SmoothedLossFromLogits(torch.autograd.Function):
             loss = loss - (q * logp).sum(1, keepdim=True).masked_fill(~keep, 0.0).sum()
             nll = nll - logp.gather(1, y).masked_fill(~keep, 0.0).sum()
             # ∂/∂z of -Σ_k q_k log softmax(z)_k = softmax(z) - q, as Σ_k q_k = 1
-            grad[i:i + rows] = ((logp.exp() - q) * keep).to(grad.dtype)
+            if need_grad:
+                grad[i:i + rows] = ((logp.exp() - q) * keep).to(grad.dtype)
         ctx.save_for_backward(grad)
         ctx.mark_non_differentiable(nll)  # reported, never minimised
         return loss, nll
@@ -201,8 +202,12 @@ def _run_generators(trainer: Trainer):
 def _micro_batch(self: Trainer, indices: list[int]) -> Batch:
     "This rank's share of the training pairs `indices`, padded, on the host."
     mine = indices[self.rank::self.world]
-    return make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos,
-                      pad_to_multiple=self.cfg.pad_to_multiple)
+    batch = make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos,
+                       pad_to_multiple=self.cfg.pad_to_multiple)
+    if self.cfg.static_shapes:  # rows up to the most these lengths allow: this rank's share
+        rows = -(-self.sampler.batch_rows(indices) // self.world)
+        batch = with_empty_rows(batch, rows, self.pad)
+    return batch
 
 
 @patch
@@ -211,7 +216,8 @@ def _model_inputs(self: Trainer, batch: Batch) -> tuple:
      "on the device, and no mask where the kernels need none.")
     # checked here, so that the forward pass, under token_ids_checked(), never reads the device
     check_token_ids(batch.src, "src", vocab=self.model_config["src_vocab"])
-    check_token_ids(batch.tgt_in, "tgt", vocab=self.model_config["tgt_vocab"])
+    for name, ids in (("tgt", batch.tgt_in), ("labels", batch.tgt_out)):
+        check_token_ids(ids, name, vocab=self.model_config["tgt_vocab"])
     pin = self.device.type == "cuda"  # page-locked: the copy can overlap the GPU's work
     move = lambda t: (t.pin_memory() if pin else t).to(self.device, non_blocking=True)
     # no source padding: no mask (the kernels' fastest path). The target needs only the causal
@@ -373,11 +379,13 @@ def evaluate(self: Trainer, pairs: Sequence | None = None) -> dict:
     pairs = self.dev_pairs if pairs is None else pairs
     self.model.eval()
     sums = torch.zeros(3, dtype=torch.float64, device=self.device)
-    plan = TokenBatchSampler(pairs, self.cfg.max_tokens, shuffle=False,
-                             pad_to_multiple=self.cfg.pad_to_multiple).epoch_batches(0)
-    for indices in plan[self.rank::self.world]:
+    sampler = TokenBatchSampler(pairs, self.cfg.max_tokens, shuffle=False,
+                                pad_to_multiple=self.cfg.pad_to_multiple)
+    for indices in sampler.epoch_batches(0)[self.rank::self.world]:
         batch = make_batch([pairs[i] for i in indices], self.pad, self.bos, self.eos,
                            pad_to_multiple=self.cfg.pad_to_multiple)
+        if self.cfg.static_shapes:
+            batch = with_empty_rows(batch, sampler.batch_rows(indices), self.pad)
         with self.autocast(), token_ids_checked():
             loss, nll = self.loss_module(*self._model_inputs(batch))
         # summed on the device: no read until the end
@@ -604,7 +612,9 @@ def _pairs_per_rank(max_tokens: int, src_len: int, tgt_len: int, world: int) -> 
 def largest_batch(self: Trainer) -> tuple[int, int, int]:
     ("(sentence pairs per rank, source length, target length) of the largest batch: "
      "the longest pairs, at the budget.")
-    src_len, tgt_len = max(self.sampler.src_lens), max(self.sampler.tgt_lens)
+    # lengths as make_batch pads them (pad_to_multiple)
+    src_len = self.sampler._padded(max(self.sampler.src_lens))
+    tgt_len = self.sampler._padded(max(self.sampler.tgt_lens))
     return (max(1, _pairs_per_rank(self.cfg.max_tokens, src_len, tgt_len, self.world)),
             src_len, tgt_len)
 

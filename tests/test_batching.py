@@ -7,7 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotated_transformer.batching import BOS, EOS, PAD, SOURCE_ALLOWANCE, TokenBatchSampler, make_batch
+from annotated_transformer.batching import (BOS, EOS, PAD, SOURCE_ALLOWANCE, TokenBatchSampler, make_batch,
+                                            with_empty_rows)
 from annotated_transformer.copytask import copy_task_pairs
 
 
@@ -194,9 +195,31 @@ def test_bucketed_batches_keep_to_the_budget_and_resume(multiple):
         assert b.tgt_out.numel() <= 400 and b.src.numel() <= SOURCE_ALLOWANCE * 400
         assert b.src.size(1) % multiple == 0 == b.tgt_in.size(1) % multiple
         shapes.add((b.src.size(1), b.tgt_in.size(1)))
+        rows = sampler.batch_rows(idx)  # the most pairs these padded lengths allow
+        t, s = max(sampler.tgt_lens[i] for i in idx), max(sampler.src_lens[i] for i in idx)
+        assert len(idx) <= rows and sampler._fits(rows, t, s) and not sampler._fits(rows + 1, t, s)
     assert multiple == 1 or len(shapes) <= (56 // multiple + 1) ** 2  # lengths <= 51 round to few buckets
     other = TokenBatchSampler(pairs, max_tokens=400, seed=2, pad_to_multiple=multiple * 2)
     with pytest.raises(ValueError, match=f"pad_to_multiple={multiple}, this one has {multiple * 2}"):
         other.load_state_dict(sampler.state_dict())
     with pytest.raises(ValueError, match=r"pair 0 has a target of 16 tokens \(with EOS/BOS, padded\)"):
         TokenBatchSampler([([3], [3] * 9)], max_tokens=12, pad_to_multiple=16)
+
+
+def test_empty_rows_change_no_real_row():
+    "with_empty_rows: no token, no label, no key; a model's outputs on the real rows stay as they were (float64)."
+    from annotated_transformer.model import make_model
+
+    torch.manual_seed(0)
+    model = make_model(11, 11, N=2, d_model=32, d_ff=64, h=4, dropout=0.0).double().eval()
+    b = make_batch(copy_task_pairs(3, 11, 6, seed=1), pad_to_multiple=4)
+    full = with_empty_rows(b, 7)
+    assert len(full) == 7 and (full.ntokens, full.src_ntokens) == (b.ntokens, b.src_ntokens)
+    with torch.no_grad():
+        for tgt_mask in (lambda x: x.tgt_mask, lambda x: None):  # the batch's masks, and the trainer's (causal)
+            out = model(b.src, b.tgt_in, b.src_mask, tgt_mask(b))
+            padded = model(full.src, full.tgt_in, full.src_mask, tgt_mask(full))
+            torch.testing.assert_close(padded[:3], out, atol=1e-12, rtol=0)
+            assert torch.isfinite(padded).all()
+    with pytest.raises(ValueError, match="rows must be >= 3, got 2"):
+        with_empty_rows(b, 2)

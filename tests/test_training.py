@@ -12,7 +12,7 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from annotated_transformer.batching import EOS, PAD, get_data_builder, make_batch
+from annotated_transformer.batching import EOS, PAD, get_data_builder, make_batch, with_empty_rows
 from annotated_transformer.checkpoint import checkpoint_path, find_checkpoint, list_checkpoints
 from annotated_transformer.model import TransformerConfig, make_model, make_model_from_config
 from torch import nn
@@ -442,11 +442,14 @@ def test_types_not_strings_a_new_optional_field_is_checked_and_gets_a_flag():
     assert args.note == "hello" and args.steps == 5
 
 
-@pytest.mark.parametrize("dropout,multiple", [(0.0, 1), (0.1, 1), (0.1, 8)])
-def test_trainer_makes_the_updates_of_the_plain_loop(dropout, multiple):
+@pytest.mark.parametrize("dropout,multiple,static", [(0.0, 1, False), (0.1, 1, False), (0.1, 8, False), (0.0, 8, True),
+                                                    (0.1, 8, True)])
+def test_trainer_makes_the_updates_of_the_plain_loop(dropout, multiple, static):
     """Chapter 07b's Trainer and chapter 07's train_loop, on the trainer's own batches: the same losses and weights.
     The plain loop passes every batch's masks; the trainer passes no target mask (causal, in the kernel) and no source
-    mask when a batch has no source padding, checks the ids on the host, and reads the device once per update."""
+    mask when a batch has no source padding, checks the ids on the host, and reads the device once per update. With
+    static_shapes it fills every batch up with empty rows: without dropout the plain loop's batches stay as they are
+    (no row sees another), with dropout they get the same rows (the same random draws)."""
     import itertools
 
     from annotated_transformer.batching import TokenBatchSampler
@@ -455,7 +458,7 @@ def test_trainer_makes_the_updates_of_the_plain_loop(dropout, multiple):
     pairs = copy_task_pairs(300, 11, 8, seed=0)
     mc = TransformerConfig(11, 11, N=2, d_model=32, d_ff=64, h=4, dropout=dropout)
     cfg = TrainConfig(warmup=10, max_tokens=120, label_smoothing=0.1, steps=8, log_every=1, eval_every=0,
-                      device="cpu", progress=False, pad_to_multiple=multiple)
+                      device="cpu", progress=False, pad_to_multiple=multiple, static_shapes=static)
     torch.set_default_dtype(torch.float64)  # rounding apart, the two must agree: compare where rounding is tiny
     try:
         torch.manual_seed(0)
@@ -466,8 +469,14 @@ def test_trainer_makes_the_updates_of_the_plain_loop(dropout, multiple):
         torch.manual_seed(cfg.seed)  # ... and the same dropout masks: the trainer's generators start at cfg.seed
         # the batches the trainer drew
         sampler = TokenBatchSampler(pairs, cfg.max_tokens, seed=cfg.seed, pad_to_multiple=multiple)
-        batches = [make_batch([pairs[i] for i in idx], pad_to_multiple=multiple)
-                   for idx in itertools.islice(sampler, 8)]
+        plan = list(itertools.islice(sampler, 8))
+        batches = [make_batch([pairs[i] for i in idx], pad_to_multiple=multiple) for idx in plan]
+        if static and dropout:
+            batches = [with_empty_rows(b, sampler.batch_rows(idx)) for b, idx in zip(batches, plan)]
+        epoch = [trainer._micro_batch(idx) for idx in sampler.epoch_batches(0)]
+        shapes = {(len(b), b.src.size(1), b.tgt_in.size(1)) for b in epoch}
+        lengths = {(b.src.size(1), b.tgt_in.size(1)) for b in epoch}
+        assert (len(shapes) == len(lengths)) == static or multiple == 1  # static: the lengths fix the shape
         assert multiple == 1 or all(b.src.size(1) % multiple == 0 for b in batches)
         # both of the trainer's paths were taken: batches without source padding (no mask) and with it
         unpadded = [b.src_ntokens == b.src.numel() for b in batches]
@@ -560,3 +569,15 @@ def test_bf16_loss_from_logit_blocks_matches_the_log_softmax_path():
         assert (g - f32).norm() <= 1.5 * (ref - f32).norm() + 1e-7
     with torch.no_grad():  # and in float32 it is Seq2SeqLoss itself, to the bit
         assert torch.equal(torch.stack(tr.loss_module(*inputs)), torch.stack(plain(*inputs)))
+
+
+def test_static_shapes_change_no_evaluation_and_the_memory_probe_sees_padded_lengths():
+    "Empty rows change no held-out number; the largest batch (what the memory check probes) has the padded lengths."
+    pairs = copy_task_pairs(120, COPY_VOCAB, COPY_LEN, seed=3)
+    trainers = [small_trainer(dtype=torch.float64, pad_to_multiple=4, static_shapes=s) for s in (False, True)]
+    plain, static = (t.evaluate(pairs) for t in trainers)
+    assert_close(static["dev_loss"], plain["dev_loss"], rtol=1e-12, atol=0)
+    assert_close(static["dev_nll"], plain["dev_nll"], rtol=1e-12, atol=0)
+    sentences, src_len, tgt_len = trainers[1].largest_batch()
+    assert src_len % 4 == 0 == tgt_len % 4 and src_len >= max(trainers[1].sampler.src_lens)
+    assert sentences == trainers[1].cfg.max_tokens // max(tgt_len, -(-src_len // 4))
