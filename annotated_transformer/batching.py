@@ -20,7 +20,7 @@ from .masking import padding_mask, target_mask
 
 # %% auto #0
 __all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'with_empty_rows',
-           'TokenBatchSampler', 'DataBundle', 'register_data', 'get_data_builder']
+           'TokenBatchSampler', 'budget_rows', 'DataBundle', 'register_data', 'get_data_builder']
 
 # %% ../nbs/06b_batches.ipynb #7244fa90
 # UNK: chapter 09a2's tokenizer, for a piece it cannot spell
@@ -297,15 +297,20 @@ def load_state_dict(self: TokenBatchSampler, state: dict) -> None:
     self.epoch, self.position = int(state["epoch"]), int(state["position"])
 
 # %% ../nbs/06b_batches.ipynb #22b67ba5
+def budget_rows(max_tokens: int, src_len: int, tgt_len: int) -> int:
+    ("The most pairs of these padded lengths a batch may hold: the largest n with "
+     "n × max(tgt_len, src_len / SOURCE_ALLOWANCE) <= max_tokens, as `_fits` counts.")
+    a = SOURCE_ALLOWANCE
+    return a * max_tokens // max(a * tgt_len, src_len)
+
+
 @patch
 def batch_rows(self: TokenBatchSampler, indices: list[int]) -> int:
     ("The most pairs that a batch of the pairs `indices`' padded lengths may hold: "
      "its rows once filled up with `with_empty_rows`.")
     t = self._padded(max(self.tgt_lens[i] for i in indices))
     s = self._padded(max(self.src_lens[i] for i in indices))
-    # the largest n with n × max(t, s / SOURCE_ALLOWANCE) <= max_tokens, as _fits counts
-    a = SOURCE_ALLOWANCE
-    return a * self.max_tokens // max(a * t, s)
+    return budget_rows(self.max_tokens, s, t)
 
 # %% ../nbs/06b_batches.ipynb #b1c227b4
 @dataclass

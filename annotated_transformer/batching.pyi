@@ -5,7 +5,7 @@
 from torch import Tensor
 from typing import Any, Callable, Iterator, Sequence
 
-__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'with_empty_rows', 'TokenBatchSampler', 'DataBundle', 'register_data', 'get_data_builder']
+__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'with_empty_rows', 'TokenBatchSampler', 'budget_rows', 'DataBundle', 'register_data', 'get_data_builder']
 PAD: int
 BOS: int
 EOS: int
@@ -78,6 +78,9 @@ class TokenBatchSampler:
     def load_state_dict(self, state: dict) -> None: ...
     def batch_rows(self, indices: list[int]) -> int:
         """The most pairs that a batch of the pairs `indices`' padded lengths may hold: its rows once filled up with `with_empty_rows`."""
+
+def budget_rows(max_tokens: int, src_len: int, tgt_len: int) -> int:
+    """The most pairs of these padded lengths a batch may hold: the largest n with n × max(tgt_len, src_len / SOURCE_ALLOWANCE) <= max_tokens, as `_fits` counts."""
 
 class DataBundle:
     """What a data builder returns: token-id pairs for training and evaluation, and the vocabulary facts."""

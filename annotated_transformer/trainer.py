@@ -25,8 +25,8 @@ from fastcore.basics import patch
 from torch import Tensor
 from tqdm import tqdm
 
-from .batching import (BOS, EOS, PAD, SOURCE_ALLOWANCE, Batch,
-                                            TokenBatchSampler, make_batch, with_empty_rows)
+from .batching import (BOS, EOS, PAD, Batch, TokenBatchSampler,
+                                            budget_rows, make_batch, with_empty_rows)
 from .checkpoint import (RunWriteError, append_line, atomic_write_bytes,
                                               checkpoint_path, checkpoint_step, find_checkpoint,
                                               list_checkpoints, load_checkpoint,
@@ -201,13 +201,17 @@ def _run_generators(trainer: Trainer):
 @patch
 def _micro_batch(self: Trainer, indices: list[int]) -> Batch:
     "This rank's share of the training pairs `indices`, padded, on the host."
-    mine = indices[self.rank::self.world]
-    batch = make_batch([self.pairs[i] for i in mine], self.pad, self.bos, self.eos,
+    # with static shapes: rows up to the most these lengths allow, this rank's share of them
+    rows = lambda: -(-self.sampler.batch_rows(indices) // self.world)
+    return self._batch([self.pairs[i] for i in indices[self.rank::self.world]], rows)
+
+
+@patch
+def _batch(self: Trainer, pairs: list, rows: Callable[[], int]) -> Batch:
+    "`pairs` padded as the run asks (pad_to_multiple; with static_shapes, to `rows()` rows)."
+    batch = make_batch(pairs, self.pad, self.bos, self.eos,
                        pad_to_multiple=self.cfg.pad_to_multiple)
-    if self.cfg.static_shapes:  # rows up to the most these lengths allow: this rank's share
-        rows = -(-self.sampler.batch_rows(indices) // self.world)
-        batch = with_empty_rows(batch, rows, self.pad)
-    return batch
+    return with_empty_rows(batch, rows(), self.pad) if self.cfg.static_shapes else batch
 
 
 @patch
@@ -382,10 +386,7 @@ def evaluate(self: Trainer, pairs: Sequence | None = None) -> dict:
     sampler = TokenBatchSampler(pairs, self.cfg.max_tokens, shuffle=False,
                                 pad_to_multiple=self.cfg.pad_to_multiple)
     for indices in sampler.epoch_batches(0)[self.rank::self.world]:
-        batch = make_batch([pairs[i] for i in indices], self.pad, self.bos, self.eos,
-                           pad_to_multiple=self.cfg.pad_to_multiple)
-        if self.cfg.static_shapes:
-            batch = with_empty_rows(batch, sampler.batch_rows(indices), self.pad)
+        batch = self._batch([pairs[i] for i in indices], lambda: sampler.batch_rows(indices))
         with self.autocast(), token_ids_checked():
             loss, nll = self.loss_module(*self._model_inputs(batch))
         # summed on the device: no read until the end
@@ -605,7 +606,7 @@ class StepMemory:
 def _pairs_per_rank(max_tokens: int, src_len: int, tgt_len: int, world: int) -> int:
     ("How many pairs of these lengths a batch holds under the budget (chapter 06b's rule), "
      "and each of `world` ranks.")
-    return -(-int(max_tokens // max(tgt_len, src_len / SOURCE_ALLOWANCE)) // world)
+    return -(-budget_rows(max_tokens, src_len, tgt_len) // world)
 
 
 @patch
