@@ -25,7 +25,6 @@ from torch import Tensor, nn
 from .attention import check_mask
 from .checks import check_int, check_probability, check_token_ids
 from .compat import upgrade_model_config
-from .masking import causal_mask
 from .multihead import MultiHeadAttention, check_2d_mask
 from .positional import LearnedPositionalEncoding
 from .positional import PositionalEncoding
