@@ -6,7 +6,9 @@ catalogs: both editions show the same ones.
 
     python tools/book_i18n.py config zh_CN _build/_config.zh_CN.yml   # the Chinese edition's _config.yml
     python tools/book_i18n.py extract                                 # the English messages -> _build/gettext/*.pot
-    python tools/book_i18n.py update                                  # merge them into the catalogs (new entries empty)
+    python tools/book_i18n.py update                                  # merge them into the catalogs (new entries
+                                                                      # empty, unless the same English moved from
+                                                                      # another chapter: it keeps its translation)
     python tools/book_i18n.py todo nbs/01_attention > todo.json       # a chapter's untranslated messages, as JSON
     python tools/book_i18n.py fill nbs/01_attention done.json         # write their translations into the catalog
     python tools/book_i18n.py check                                   # CI: every message translated, nothing stale
@@ -476,6 +478,24 @@ def fill(chapter: str, translations: dict[str, str], lang: str = "zh_CN") -> int
     return len(translations)
 
 
+def translation_memory(lang: str = "zh_CN") -> dict[str, str]:
+    "{English message: its translation} over every catalog (translated, not fuzzy): what a moved message carries."
+    memory = {}
+    for path in catalogs(lang).values():
+        memory.update({m.id: m.string for m in _read(path) if m.id and m.string and not m.fuzzy})
+    return memory
+
+
+def carry(memory: dict[str, str], lang: str = "zh_CN") -> dict[str, int]:
+    """Give each untranslated message the translation the same English had in any catalog before `update`: a
+    paragraph that moved to another chapter keeps its translation; an edited one stays empty. {chapter: filled}."""
+    filled = {}
+    for chapter, path in catalogs(lang).items():
+        todo = {m.id: memory[m.id] for m in _read(path) if m.id and not m.string and m.id in memory}
+        filled[chapter] = fill(chapter, todo, lang) if todo else 0
+    return filled
+
+
 SITE = REPO / "_build" / "site"
 _ROOT_PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -543,8 +563,12 @@ def main(argv=None) -> int:
     elif args.command == "extract":
         print(f"{len(templates(extract()))} catalogs of English messages in {GETTEXT}")
     elif args.command == "update":
+        memory = translation_memory()  # read before sphinx-intl drops the messages that moved away
         subprocess.run([sys.executable, "-m", "sphinx_intl", "update", "-p", str(GETTEXT), "-l", "zh_CN",
                         "-d", str(LOCALES), "--line-width", "-1", "--no-obsolete"], check=True)
+        carried = carry(memory)
+        print(f"update: {sum(carried.values())} moved message(s) kept their translation"
+              + "".join(f"\n  {chapter}: {n}" for chapter, n in sorted(carried.items()) if n))
     elif args.command == "check":
         if not args.no_extract:
             extract()
