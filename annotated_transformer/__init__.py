@@ -18,10 +18,9 @@ from .multihead import MultiHeadAttention, check_2d_mask, keep_attention_weights
 from .positional import (LearnedPositionalEncoding, PositionalEncoding, RelativeAttention, RelativePositions,
                          RotaryPositions, apply_rotary, relative_offsets, sinusoidal_encoding)
 from .sublayers import AddAndNorm, PositionwiseFeedForward
-from .model import (ARCHS, Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
-                    TransformerConfig, build_model, count_parameters, init_weights, make_model,
-                    make_model_from_config, model_config_dict, register_arch, tie_embeddings,
-                    transformer_parameter_count, unwrap)
+from .model import (Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
+                    TransformerConfig, count_parameters, init_weights, make_model, make_model_from_config,
+                    tie_embeddings, transformer_parameter_count)
 from .batching import (BOS, DATA_BUILDERS, EOS, PAD, UNK, Batch, DataBundle, TokenBatchSampler, get_data_builder,
                        make_batch, register_data)
 from .copytask import copy_accuracy, copy_data, copy_task_pairs, greedy_decode_simple, strip_special
@@ -29,7 +28,8 @@ from .checkpoint import (RunWriteError, average_checkpoints, find_checkpoint, la
                          load_checkpoint, load_model, save_checkpoint)
 from .runs import RunLocked, Stopped
 from .loss import LabelSmoothingLoss, NoamSchedule, Seq2SeqLoss, make_optimizer, rate, train_loop
-from .train_config import TrainConfig, autocast_context, pick_device
+from .train_config import (ARCHS, TrainConfig, autocast_context, build_model, model_config_dict, pick_device,
+                           register_arch, unwrap)
 from .trainer import StepOutOfMemory, Trainer, init_distributed
 from .decoding import (IncrementalDecoder, KVCache, beam_search, filter_logits, gnmt_length_penalty, greedy_decode,
                        sample_decode, sample_next)

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor, nn
 
 from .checks import check_int
-from .model import build_model, unwrap
+from .train_config import build_model, unwrap
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'rng_state', 'set_rng_state', 'RunWriteError', 'atomic_torch_save', 'atomic_write_bytes',

@@ -16,9 +16,10 @@ from torch.utils.flop_counter import FlopCounterMode
 from .masking import causal_mask
 from .multihead import keep_attention_weights
 from .compat import upgrade_model_config
-from .model import (POSITIONAL_ENCODINGS, register_arch, tie_embeddings,
+from .model import (POSITIONAL_ENCODINGS, tie_embeddings,
                                          Embeddings, EncoderDecoder, Generator,
                                          TransformerConfig, init_weights, make_model_from_config)
+from .train_config import register_arch
 
 # %% auto #0
 __all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'ours_to_torch', 'training_flops',

@@ -31,7 +31,8 @@ from .checkpoint import (RunWriteError, atomic_write_bytes, checkpoint_step,
 from .checks import one_line_warnings
 from .compat import OLD_MODEL_FLAGS, warn_renamed
 from .copytask import copy_accuracy
-from .model import TransformerConfig, build_model
+from .model import TransformerConfig
+from .train_config import build_model
 from .runs import (LOCK_FILE, RunLock, StopSignals, Stopped, clear_run,
                                         exit_status, format_size, memory_capacity, run_files,
                                         run_markers)

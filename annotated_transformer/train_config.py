@@ -11,15 +11,89 @@ import difflib
 import types
 import typing
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 from fastcore.basics import patch
+from torch import nn
 
-from .compat import upgrade_train_config
-from .model import ARCHS, TransformerConfig
+from .compat import upgrade_model_config, upgrade_train_config
+from .model import (EncoderDecoder, TransformerConfig,
+                                         make_model_from_config)
 
 # %% auto #0
-__all__ = ['VOCAB_FIELDS', 'pick_device', 'autocast_context', 'TrainConfig', 'field_types', 'is_of_type', 'type_name']
+__all__ = ['ARCHS', 'TO_OURS', 'VOCAB_FIELDS', 'register_arch', 'build_model', 'unwrap', 'model_config_dict', 'pick_device',
+           'autocast_context', 'TrainConfig', 'field_types', 'is_of_type', 'type_name']
+
+# %% ../nbs/07a_config.ipynb #5af49220
+ARCHS: dict[str, Callable[[TransformerConfig], nn.Module]] = {  # --arch NAME
+    "ours": make_model_from_config,
+}
+# arch -> copy a trained model into our EncoderDecoder
+TO_OURS: dict[str, Callable[[nn.Module], EncoderDecoder]] = {}
+
+
+def register_arch(
+    name: str,  # the value of --arch that selects it, and what checkpoints record
+    # config -> model with `.config` (and `.arch = name`)
+    build: Callable[[TransformerConfig], nn.Module],
+    # optional: the same function in our layers
+    to_ours: Callable[[nn.Module], EncoderDecoder] | None = None,
+) -> None:
+    "Make a model implementation available to `build_model` and `--arch NAME`."
+    ARCHS[name] = build
+    if to_ours is not None:
+        TO_OURS[name] = to_ours
+
+# %% ../nbs/07a_config.ipynb #28c0858d
+def build_model(
+    # the model, or a checkpoint's model_config dict (arch included)
+    config: TransformerConfig | dict,
+    arch: str | None = None,  # a name in ARCHS; None: the dict's "arch", else ours
+) -> nn.Module:
+    ("The model `config` describes, built by the architecture `arch` "
+     "(default: ours, `make_model_from_config`).")
+    if isinstance(config, dict):
+        config = dict(config)
+        arch = arch or config.pop("arch", None)
+        config.pop("arch", None)
+        # a file of an earlier release may use other names: appendix 09d
+        config = TransformerConfig.from_dict(upgrade_model_config(config))
+    arch = arch or "ours"
+    if arch not in ARCHS:
+        raise ValueError(
+            f"unknown arch {arch!r} in the model config: "
+            f"choose one of {', '.join(ARCHS)}"
+        )
+    return ARCHS[arch](config)
+
+# %% ../nbs/07a_config.ipynb #1c314054
+def unwrap(model: nn.Module) -> nn.Module:
+    ("The plain model inside `torch.compile`, DDP and loss wrappers "
+     "(a module with `wraps_model = True`).")
+    while True:
+        if hasattr(model, "_orig_mod"):
+            model = model._orig_mod  # torch.compile
+        elif isinstance(model, nn.parallel.DistributedDataParallel):
+            model = model.module
+        elif getattr(model, "wraps_model", False):  # e.g. chapter 07's Seq2SeqLoss
+            model = model.model
+        else:
+            return model
+
+
+def model_config_dict(model: nn.Module) -> dict:
+    ("What a checkpoint stores to rebuild `model` with `build_model`: "
+     "its TransformerConfig as a dict (+ arch if not ours).")
+    model = unwrap(model)
+    config = getattr(model, "config", None)
+    if not isinstance(config, TransformerConfig):
+        raise ValueError(
+            "the model carries no TransformerConfig in model.config: "
+            "build it with make_model or build_model"
+        )
+    arch = getattr(model, "arch", "ours")
+    return config.to_dict() | ({"arch": arch} if arch != "ours" else {})
 
 # %% ../nbs/07a_config.ipynb #b21cc1f9
 def pick_device(

@@ -33,7 +33,8 @@ from .checkpoint import (RunWriteError, append_line, atomic_write_bytes,
                                               prune_checkpoints, rng_state, save_checkpoint)
 from .checks import check_special_ids, check_token_ids, token_ids_checked
 from .loss import LabelSmoothingLoss, Seq2SeqLoss, make_optimizer
-from .model import Generator, TransformerConfig, model_config_dict, unwrap
+from .model import Generator, TransformerConfig
+from .train_config import model_config_dict, unwrap
 from .runs import measure_peak, memory_in_use
 from .train_config import TrainConfig, autocast_context, pick_device
 

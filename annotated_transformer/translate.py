@@ -26,8 +26,8 @@ from .checkpoint import (atomic_write_bytes, list_checkpoints, load_model,
                                               model_checkpoints)
 from .decoding import beam_search, greedy_decode, sample_decode
 from .masking import padding_mask
-from .model import (TO_OURS, EncoderDecoder, build_model, model_config_dict,
-                                         unwrap)
+from .model import EncoderDecoder
+from .train_config import TO_OURS, build_model, model_config_dict, unwrap
 from .multihead import keep_attention_weights
 from .train_config import pick_device
 

@@ -24,7 +24,7 @@ torch.set_num_threads(1)
 from annotated_transformer.model import TransformerConfig
 from annotated_transformer.train_config import TrainConfig
 from annotated_transformer.trainer import Trainer
-from annotated_transformer.model import build_model
+from annotated_transformer.train_config import build_model
 from annotated_transformer.subwords import corpus_data
 from annotated_transformer.multihead import MultiHeadAttention
 

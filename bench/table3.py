@@ -268,7 +268,7 @@ def _score(record: dict) -> dict:
 def count_parameters(model_config: dict) -> int:
     "Parameters of the model a run's config.json describes, counted on the built model (shared ones once)."
     import torch
-    from annotated_transformer.model import build_model
+    from annotated_transformer.train_config import build_model
     with torch.device("meta"):
         model = build_model(model_config)
     return sum(p.numel() for p in model.parameters())

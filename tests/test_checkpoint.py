@@ -115,7 +115,8 @@ def test_sizes_read_and_written():
 
 def test_a_checkpoint_that_does_not_fit_names_the_keys_and_their_shapes(tmp_path):
     "One line that names the first key whose shape differs (both shapes), is missing, or is not the model's."
-    from annotated_transformer.model import make_model, model_config_dict
+    from annotated_transformer.model import make_model
+    from annotated_transformer.train_config import model_config_dict
     torch.manual_seed(0)
     wide, two_layers = make_model(11, 11, N=1, d_model=32, d_ff=64, h=4), make_model(11, 11, N=2, d_model=16, d_ff=64, h=4)
     path = save_checkpoint(tmp_path / "wide.pt", wide)

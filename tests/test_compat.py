@@ -14,7 +14,8 @@ from annotated_transformer import cli, compat
 from annotated_transformer.checkpoint import load_model, save_checkpoint
 from annotated_transformer.compat import (COPY_KEYS, FLAT_MODEL_KEYS, OLD_MODEL_FLAGS, RENAMED_DATA_OPTIONS,
                                           RENAMED_MODEL_KEYS)
-from annotated_transformer.model import TransformerConfig, make_model, model_config_dict
+from annotated_transformer.model import TransformerConfig, make_model
+from annotated_transformer.train_config import model_config_dict
 from annotated_transformer.subwords import corpus_data
 from annotated_transformer.train_command import resolve_config, build_parser
 from annotated_transformer.train_config import TrainConfig

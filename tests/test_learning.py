@@ -97,7 +97,8 @@ import torch.nn.functional as F
 spec = importlib.util.spec_from_file_location("ablate_model", sys.argv[1]); ab = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ab)
 import annotated_transformer.loss as L
-from annotated_transformer.model import TransformerConfig, build_model
+from annotated_transformer.model import TransformerConfig
+from annotated_transformer.train_config import build_model
 from annotated_transformer.multihead import MultiHeadAttention
 variant = sys.argv[2]
 ab.patch(variant)

@@ -187,7 +187,7 @@ def test_no_information_from_later_target_tokens():
 @pytest.mark.parametrize("arch", ["ours", "torch"])
 def test_a_missing_tgt_mask_means_the_causal_mask(arch):
     "tgt_mask=None (or left out): the decoder is causal. Only an explicit all-True mask lets it see the future."
-    from annotated_transformer.model import build_model
+    from annotated_transformer.train_config import build_model
     from annotated_transformer.torch_compare import TorchTransformer  # (which registers arch "torch")
     torch.manual_seed(0)
     model = build_model(TransformerConfig(17, 17, dropout=0.0, **SMALL), arch).double().eval()

@@ -319,7 +319,7 @@ def test_rope_cached_decoding_equals_recomputation():
 
 def test_rope_checkpoint_round_trip(tmp_path):
     from annotated_transformer.checkpoint import load_model
-    from annotated_transformer.model import build_model, model_config_dict
+    from annotated_transformer.train_config import build_model, model_config_dict
     model = _rope_model(seed=4)
     rebuilt = build_model(model_config_dict(model))
     rebuilt.load_state_dict(model.state_dict())
@@ -462,7 +462,7 @@ def test_relative_cached_decoding_equals_recomputation():
 
 def test_relative_checkpoint_round_trip():
     from annotated_transformer.masking import padding_mask, target_mask
-    from annotated_transformer.model import build_model, model_config_dict
+    from annotated_transformer.train_config import build_model, model_config_dict
     model = _relative_model(seed=4)
     rebuilt = build_model(model_config_dict(model))
     rebuilt.load_state_dict(model.state_dict())

@@ -174,7 +174,8 @@ def test_raw_converter_refuses_what_ours_cannot_hold():
 @pytest.mark.parametrize("positional", ["rope", "relative"])
 def test_the_torch_architecture_refuses_positions_inside_attention(positional):
     "nn.MultiheadAttention has no place for rotary or relative positions: refused in one line, not built without them."
-    from annotated_transformer.model import TransformerConfig, build_model
+    from annotated_transformer.model import TransformerConfig
+    from annotated_transformer.train_config import build_model
     with pytest.raises(ValueError, match=f"positional='{positional}'.*--arch ours"):
         build_model(TransformerConfig(src_vocab=11, tgt_vocab=11, N=1, d_model=32, d_ff=64, h=4,
                                       positional=positional), arch="torch")

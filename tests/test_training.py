@@ -17,7 +17,7 @@ from annotated_transformer.checkpoint import checkpoint_path, find_checkpoint, l
 from annotated_transformer.model import TransformerConfig, make_model, make_model_from_config
 from torch import nn
 from annotated_transformer.copytask import copy_accuracy, copy_task_pairs, greedy_decode_simple, strip_special
-from annotated_transformer.model import ARCHS, build_model, model_config_dict
+from annotated_transformer.train_config import ARCHS, build_model, model_config_dict
 from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer, rate
 from annotated_transformer.trainer import Trainer
 from annotated_transformer.train_config import TrainConfig
