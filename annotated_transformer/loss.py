@@ -181,7 +181,7 @@ def train_loop(
 class Seq2SeqLoss(nn.Module):
     ("model → generator → (Σ label-smoothed loss, Σ negative log-likelihood) "
      "over the non-PAD labels.")
-    wraps_model = True  # `unwrap` (chapter 06) finds the model inside
+    wraps_model = True  # `unwrap` (chapter 07a) finds the model inside
 
     def __init__(self, model: nn.Module, criterion: LabelSmoothingLoss):
         super().__init__()

@@ -53,7 +53,7 @@ class EncoderLayer(nn.Module):
     "One encoder layer (§3.1, Figure 1 left): self-attention, then feed-forward."
 
     def __init__(self, d_model: int, self_attn: MultiHeadAttention,
-                 feed_forward: PositionwiseFeedForward, dropout: float, norm_first=False):
+                 feed_forward: nn.Module, dropout: float, norm_first: bool = False):
         super().__init__()
         self.self_attn, self.feed_forward = self_attn, feed_forward
         self.sublayer = clones(AddAndNorm(d_model, dropout, norm_first), 2)
@@ -65,7 +65,7 @@ class EncoderLayer(nn.Module):
 
 # %% ../nbs/06_model.ipynb #5f838c75
 class DecoderLayer(nn.Module):
-    "One decoder layer (§3.1, Figure 1 right): masked self-, cross-attention, feed-forward."
+    "One decoder layer (§3.1, Figure 1 right): self-, cross-attention, feed-forward."
 
     def __init__(self, d_model: int, self_attn: MultiHeadAttention,
                  src_attn: MultiHeadAttention, feed_forward: PositionwiseFeedForward,
@@ -78,10 +78,10 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: Tensor, memory: Tensor, src_mask=None, tgt_mask=None,
                 cache: tuple | None = None, is_causal: bool = False) -> Tensor:
-        m, (self_cache, src_cache) = memory, (None, None) if cache is None else cache
+        m, (c_self, c_src) = memory, (None, None) if cache is None else cache
         x = self.sublayer[0](x, lambda x: self.self_attn(
-            x, x, x, tgt_mask, cache=self_cache, is_causal=is_causal))
-        x = self.sublayer[1](x, lambda x: self.src_attn(x, m, m, src_mask, cache=src_cache))
+            x, x, x, tgt_mask, cache=c_self, is_causal=is_causal))
+        x = self.sublayer[1](x, lambda x: self.src_attn(x, m, m, src_mask, cache=c_src))
         return self.sublayer[2](x, self.feed_forward)
 
 # %% ../nbs/06_model.ipynb #3908bdd4
@@ -127,7 +127,7 @@ class Generator(nn.Module):
         self.proj = nn.Linear(d_model, vocab)  # weight (vocab, d_model)
 
     def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, vocab)
-        return F.log_softmax(self.proj(x), dim=-1)  # $\log\mathrm{softmax}(xW^\top + b)$
+        return F.log_softmax(self.proj(x), dim=-1)  # log softmax(x W^T + b)
 
 # %% ../nbs/06_model.ipynb #79bb8b8a
 def _check_model_mask(mask: Tensor | None, name: str, batch: int, q: int, k: int):
@@ -194,7 +194,7 @@ INITS = ("default", "harvard")  # the rules of init_weights (below)
 # %% ../nbs/06_model.ipynb #02509e0d
 @dataclass(frozen=True)
 class TransformerConfig:
-    "Hyperparameters of the Transformer; the defaults are the paper's base model (Table 3)."
+    "Hyperparameters of the Transformer; defaults: the paper's base model (Table 3)."
     src_vocab: int = 37000  # source vocabulary (the paper's shared BPE: ~37000, §5.1)
     tgt_vocab: int = 37000  # target vocabulary size
     N: int = 6  # layers in the encoder and in the decoder
@@ -202,8 +202,8 @@ class TransformerConfig:
     d_ff: int = 2048  # inner width of the feed-forward networks
     h: int = 8  # attention heads; d_k = d_v = d_model / h
     dropout: float = 0.1  # P_drop (§5.4)
-    share_embeddings: bool = True  # §3.4: one matrix, both embeddings and the projection
-    norm_first: bool = False  # False: the paper's post-norm; True: pre-norm (chapter 05)
+    share_embeddings: bool = True  # §3.4: one matrix, embeddings and projection
+    norm_first: bool = False  # the paper's post-norm; True: pre-norm (chapter 05)
     max_positions: int = 5000  # rows of the positional table: the longest sequence
     positional: str = "sinusoidal"  # §3.5; "learned" is Table 3's row (E)
     init: str = "default"  # how init_weights draws the weights (or "harvard")
@@ -359,7 +359,7 @@ def make_model(src_vocab: int, tgt_vocab: int, N: int = 6, d_model: int = 512,
                max_positions: int = 5000, positional: str = "sinusoidal",
                init: str = "default", d_k: int | None = None,
                inner_dropout: bool = False) -> EncoderDecoder:
-    "Build the Transformer (the fields of `TransformerConfig`); defaults: the base model."
+    "Build the Transformer (fields of `TransformerConfig`); defaults: the base model."
     return make_model_from_config(TransformerConfig(
         src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, share_embeddings,
         norm_first, max_positions, positional, init, d_k, inner_dropout))

@@ -40,7 +40,7 @@ class MultiHeadAttention(nn.Module):
         # (b, len, h * d_k) -> (b, h, len, d_k): the heads become a batch dimension
         split = lambda x: x.view(b, -1, self.h, self.d_k).transpose(1, 2)
         q, k, v = split(self.w_q(query)), split(self.w_k(key)), split(self.w_v(value))
-        mask = None if mask is None else mask.unsqueeze(1)  # (b, 1, 1 | n, m): all heads
+        mask = None if mask is None else mask.unsqueeze(1)  # alike for every head
         # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
         heads = attention(q, k, v, mask)
         # MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
@@ -207,8 +207,8 @@ def make_model(vocab: int, N: int = 6, d_model: int = 512, d_ff: int = 2048,
     shared = model.generator.proj.weight
     model.src_embed[0].lut.weight = model.tgt_embed[0].lut.weight = shared
     for name, p in model.named_parameters():  # Xavier uniform for every matrix, with
-        if p.dim() > 1:  # W^Q, W^K, W^V as one (3 d_model, d_model) matrix: gain sqrt(1/2)
+        if p.dim() > 1:  # W^Q, W^K, W^V as one (3d, d) matrix: a gain of sqrt(1/2)
             qkv = name.split(".")[-2] in ("w_q", "w_k", "w_v")
             nn.init.xavier_uniform_(p, gain=math.sqrt(0.5) if qkv else 1.0)
-    nn.init.normal_(shared, std=d_model**-0.5)  # N(0, 1/d_model): times sqrt(d_model), 1
+    nn.init.normal_(shared, std=d_model**-0.5)  # N(0, 1/d_model), as in chapter 06
     return model

@@ -75,7 +75,7 @@ def _check_torch_supported(config: TransformerConfig) -> None:
 class TorchTransformer(nn.Module):
     ("torch.nn.Transformer behind the `EncoderDecoder` API, "
      "with make_model's embeddings, positions, generator and init.")
-    arch = "torch"  # what checkpoints record, so that build_model (chapter 06) rebuilds this class
+    arch = "torch"  # what checkpoints record, so that build_model (chapter 07a) rebuilds this class
 
     def __init__(
         self,

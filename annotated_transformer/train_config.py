@@ -155,7 +155,7 @@ class TrainConfig:
     model: TransformerConfig = _opt(TransformerConfig(share_embeddings=True),
                                     "the model (chapter 06); its src_vocab and tgt_vocab "
                                     "come from the data")
-    arch: str = _opt("ours", "the implementation, a name in ARCHS (chapter 06): ours (make_model) "
+    arch: str = _opt("ours", "the implementation, a name in ARCHS (chapter 07a): ours (make_model) "
                              "or torch (torch.nn.Transformer with the same "
                              "embeddings, positions and generator)")
     # optimization (§5.3, §5.4)

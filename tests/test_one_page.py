@@ -82,3 +82,20 @@ def test_the_page_is_a_page():
     assert "check_" not in source and "register(" not in source
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert imported <= {"__future__", "torch"}, imported  # plain PyTorch, nothing of the package
+
+
+def test_the_page_initializes_as_the_package():
+    "Chapter 06's rules on the page too: Xavier, W^Q, W^K, W^V as one (3d, d) matrix, the table from N(0, 1/d)."
+    torch.manual_seed(0)
+    d = 64
+    page = one_page.make_model(2000, N=1, d_model=d, d_ff=128, h=4)
+    package = make_model(2000, 2000, N=1, d_model=d, d_ff=128, h=4)
+    for model in (page, package):
+        table = model.generator.proj.weight
+        assert table is model.src_embed[0].lut.weight
+        assert abs(table.std().item() - d ** -0.5) < 0.02 * d ** -0.5  # N(0, 1/d_model)
+        attn = model.encoder.layers[0].self_attn
+        three = (6 / (d + 3 * d)) ** 0.5  # Glorot with n_out = 3 d_model
+        for w in (attn.w_q.weight, attn.w_k.weight, attn.w_v.weight):
+            assert three * 0.95 < w.abs().max().item() <= three
+        assert three < attn.w_o.weight.abs().max().item() <= (6 / (2 * d)) ** 0.5  # square
