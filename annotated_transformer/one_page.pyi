@@ -1,6 +1,6 @@
 # Type stubs of annotated_transformer.one_page, written by tools/make_stubs.py from the imported package: do not edit.
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
-"""Paper: §3 (all of it), §5.4. The base model in about 150 lines of plain PyTorch, every equation next to the line that computes it; the chapters after this one open each box."""
+"""Paper: §3 (all of it), §5.4. The base model in plain PyTorch, every equation next to the line that computes it."""
 
 from torch import Tensor
 from torch.nn import Module
@@ -95,7 +95,9 @@ class EncoderDecoder(Module):
     def encode(self, src: Tensor, src_mask: Tensor) -> Tensor: ...
     def decode(self, memory, src_mask, tgt, tgt_mask) -> Tensor: ...
     def forward(self, src, tgt, src_mask, tgt_mask) -> Tensor:
-        """Decoder states (batch, tgt_len, d_model), for the generator."""
+        """Parameters:
+        - returns: decoder states
+        """
 
 def make_model(vocab: int, N: int = ..., d_model: int = ..., d_ff: int = ..., h: int = ..., dropout: float = ...) -> EncoderDecoder:
     """The Transformer with the base model's sizes, one vocabulary for both sides."""

@@ -4,10 +4,37 @@
 
 import contextlib
 import torch
-from annotated_transformer.model import TransformerConfig
+from annotated_transformer.model import EncoderDecoder, TransformerConfig
 from fastcore.basics import _clsmethod
+from torch import nn
+from typing import Callable
 
-__all__ = ['VOCAB_FIELDS', 'pick_device', 'autocast_context', 'TrainConfig', 'field_types', 'is_of_type', 'type_name']
+__all__ = ['ARCHS', 'TO_OURS', 'VOCAB_FIELDS', 'register_arch', 'build_model', 'unwrap', 'model_config_dict', 'pick_device', 'autocast_context', 'TrainConfig', 'field_types', 'is_of_type', 'type_name']
+ARCHS: dict[str, Callable[[TransformerConfig], nn.Module]]
+TO_OURS: dict[str, Callable[[nn.Module], EncoderDecoder]]
+
+def register_arch(name: str, build: Callable[[TransformerConfig], nn.Module], to_ours: Callable[[nn.Module], EncoderDecoder] | None = ...) -> None:
+    """Make a model implementation available to `build_model` and `--arch NAME`.
+
+    Parameters:
+    - name: the value of --arch that selects it, and what checkpoints record
+    - build: config -> model with `.config` (and `.arch = name`)
+    - to_ours: optional: the same function in our layers
+    """
+
+def build_model(config: TransformerConfig | dict, arch: str | None = ...) -> nn.Module:
+    """The model `config` describes, built by the architecture `arch` (default: ours, `make_model_from_config`).
+
+    Parameters:
+    - config: the model, or a checkpoint's model_config dict (arch included)
+    - arch: a name in ARCHS; None: the dict's "arch", else ours
+    """
+
+def unwrap(model: nn.Module) -> nn.Module:
+    """The plain model inside `torch.compile`, DDP and loss wrappers (a module with `wraps_model = True`)."""
+
+def model_config_dict(model: nn.Module) -> dict:
+    """What a checkpoint stores to rebuild `model` with `build_model`: its TransformerConfig as a dict (+ arch if not ours)."""
 
 def pick_device(device: str | torch.device | None = ..., local_rank: int = ...) -> torch.device:
     """The device to train on: the requested one (checked), or the best available.
