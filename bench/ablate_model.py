@@ -30,6 +30,7 @@ from torch import nn
 
 import annotated_transformer.model as M
 import annotated_transformer.loss as L
+import annotated_transformer.train_config as T
 from annotated_transformer.cli import main
 from annotated_transformer.multihead import MultiHeadAttention
 
@@ -50,13 +51,13 @@ def patch(variant: str) -> None:
     elif variant == "final_norm":
         M._final_norm = lambda layer: nn.LayerNorm(layer.d_model, eps=layer.sublayer[0].norm.eps)
     elif variant == "no_generator_bias":
-        build = M.ARCHS["ours"]
+        build = T.ARCHS["ours"]
 
         def without_bias(config):
             model = build(config)
             model.generator.proj.register_parameter("bias", None)
             return model
-        M.ARCHS["ours"] = without_bias  # what build_model (and so the train command) calls for --arch ours
+        T.ARCHS["ours"] = without_bias  # what build_model (and so the train command) calls for --arch ours
     elif variant == "torch_ce":
         def forward(self, log_probs, target):  # reduction="sum", as Seq2SeqLoss uses it
             eps, V = self.smoothing, self.vocab_size
