@@ -67,7 +67,9 @@ def attention(
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     # A = softmax(S), row by row
     weights = scores.softmax(dim=-1)
-    if mask is not None:  # a query with no allowed key: zero weights, not uniform ones
+    if mask is not None:
+        # a query with no allowed key got uniform weights above:
+        # make them (and its output) zero
         weights = weights.masked_fill(~mask, 0.0)
     if dropout is not None:
         weights = dropout(weights)
