@@ -25,9 +25,9 @@ from .batching import BOS as BOS, DATA_BUILDERS as DATA_BUILDERS, EOS as EOS, PA
 from .copytask import copy_accuracy as copy_accuracy, copy_data as copy_data, copy_task_pairs as copy_task_pairs, greedy_decode_simple as greedy_decode_simple, strip_special as strip_special
 from .checkpoint import RunWriteError as RunWriteError, average_checkpoints as average_checkpoints, find_checkpoint as find_checkpoint, last_checkpoints as last_checkpoints, list_checkpoints as list_checkpoints, load_checkpoint as load_checkpoint, load_model as load_model, save_checkpoint as save_checkpoint
 from .runs import RunLocked as RunLocked, Stopped as Stopped
-from .loss import LabelSmoothingLoss as LabelSmoothingLoss, NoamSchedule as NoamSchedule, Seq2SeqLoss as Seq2SeqLoss, make_optimizer as make_optimizer, rate as rate, train_loop as train_loop
+from .loss import LabelSmoothingLoss as LabelSmoothingLoss, NoamSchedule as NoamSchedule, make_optimizer as make_optimizer, rate as rate, train_loop as train_loop
 from .train_config import TrainConfig as TrainConfig, autocast_context as autocast_context, pick_device as pick_device
-from .trainer import StepOutOfMemory as StepOutOfMemory, Trainer as Trainer, init_distributed as init_distributed
+from .trainer import Seq2SeqLoss as Seq2SeqLoss, StepOutOfMemory as StepOutOfMemory, Trainer as Trainer, init_distributed as init_distributed
 from .decoding import IncrementalDecoder as IncrementalDecoder, KVCache as KVCache, beam_search as beam_search, filter_logits as filter_logits, gnmt_length_penalty as gnmt_length_penalty, greedy_decode as greedy_decode, sample_decode as sample_decode, sample_next as sample_next
 from .data import ParallelCorpus as ParallelCorpus, load_bible as load_bible, load_corpus as load_corpus, load_hf as load_hf, load_text as load_text, load_tsv as load_tsv, register_corpus as register_corpus
 from .reference import load_reference_split as load_reference_split, load_tatoeba as load_tatoeba, tatoeba_path as tatoeba_path, write_reference_split as write_reference_split
