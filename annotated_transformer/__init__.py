@@ -89,9 +89,9 @@ __all__ = [
     "load_checkpoint", "load_model", "save_checkpoint",
     "RunLocked", "Stopped",
     # 07 training, 07a the configuration of a run, 07b the trainer
-    "LabelSmoothingLoss", "NoamSchedule", "Seq2SeqLoss", "make_optimizer", "rate", "train_loop",
+    "LabelSmoothingLoss", "NoamSchedule", "make_optimizer", "rate", "train_loop",
     "TrainConfig", "autocast_context", "pick_device",
-    "StepOutOfMemory", "Trainer", "init_distributed",
+    "Seq2SeqLoss", "StepOutOfMemory", "Trainer", "init_distributed",
     # 08 decoding
     "IncrementalDecoder", "KVCache", "beam_search", "filter_logits", "gnmt_length_penalty", "greedy_decode",
     "sample_decode", "sample_next",
