@@ -76,7 +76,7 @@ def unwrap(model: nn.Module) -> nn.Module:
             model = model._orig_mod  # torch.compile
         elif isinstance(model, nn.parallel.DistributedDataParallel):
             model = model.module
-        elif getattr(model, "wraps_model", False):  # e.g. chapter 07's Seq2SeqLoss
+        elif getattr(model, "wraps_model", False):  # e.g. chapter 07b's Seq2SeqLoss
             model = model.model
         else:
             return model
