@@ -291,7 +291,7 @@ PITFALLS["beam_order"] = Pitfall(
     "beam search repeats the batch (s1 s2 s1 s2) where hypotheses are grouped (s1 s1 s2 s2)",
     Mutation(beam_search, ("t.repeat_interleave(k, dim=0)", "t.repeat(k, 1, 1)")),
     "tests/test_decoding.py::test_beam_does_not_depend_on_the_batch",
-    chapter="08_decoding",
+    chapter="09b0_decoding_at_scale",
     reports=("https://github.com/jadore801120/attention-is-all-you-need-pytorch/issues/28",))
 
 # %% ../nbs/11_pitfalls.ipynb #a7e4e08d

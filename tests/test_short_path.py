@@ -60,16 +60,21 @@ def test_the_first_part_is_the_short_path():
 
 
 def test_chapter_00_states_the_short_paths_size():
-    "'about N words and M lines of code': within 5 % of the prose words and non-blank displayed code lines of 00b-08."
+    """'about N words and M lines of code shown, plus K lines folded', each within 5 % of the count below (the whole
+    path, chapter 00 included), and a reading time of 'about H hours' at 200 words and 10 shown lines a minute."""
     intro = " ".join("".join(c["source"]) for c in cells(TOC["root"]) if c["cell_type"] == "markdown")
-    found = re.search(r"about ([\d,]+) words and ([\d,]+) lines of code", " ".join(intro.split()))
+    intro = " ".join(intro.split())
+    found = re.search(r"about ([\d,]+) words and ([\d,]+) lines of code shown, plus ([\d,]+) lines folded", intro)
     assert found, "chapter 00 no longer states the short path's size"
-    words = sum(len("".join(c["source"]).split()) for ch in TEACHING[1:] for c in cells(ch)
-                if c["cell_type"] == "markdown")
-    lines = sum(1 for ch in TEACHING[1:] for c in cells(ch) for line in displayed(c) or [] if line.strip())
-    stated_words, stated_lines = (int(g.replace(",", "")) for g in found.groups())
-    assert abs(stated_words / words - 1) < 0.05, (stated_words, words)
-    assert abs(stated_lines / lines - 1) < 0.05, (stated_lines, lines)
+    stated = [int(g.replace(",", "")) for g in found.groups()]
+    sizes = [size(chapter) for chapter in TEACHING]
+    counted = [sum(s[k] for s in sizes) for k in ("words", "shown", "folded")]
+    for a, b in zip(stated, counted):
+        assert abs(a / b - 1) < 0.05, (stated, counted)
+    hours = re.search(r"about ([\d.]+) hours of reading", intro)
+    assert hours, "chapter 00 no longer states the reading time"
+    minutes = counted[0] / 200 + counted[1] / 10
+    assert abs(float(hours.group(1)) - minutes / 60) <= 0.25, (hours.group(1), minutes / 60)
 
 
 def test_teaching_code_lines_fit_88_characters():
