@@ -14,8 +14,8 @@ from .architecture import draw_architecture, you_are_here
 from .checks import check_int, check_probability, check_special_ids, check_token_ids
 from .attention import attention, check_mask, fused_attention
 from .masking import causal_mask, padding_mask, target_mask
-from .multihead import MultiHeadAttention, check_2d_mask, keep_attention_weights
-from .positional import LearnedPositionalEncoding, PositionalEncoding, sinusoidal_encoding
+from .multihead import MultiHeadAttention, check_2d_mask, check_heads, keep_attention_weights
+from .positional import LearnedPositionalEncoding, PositionalEncoding, check_positions, sinusoidal_encoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .model import (ARCHS, Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
                     TransformerConfig, build_model, count_parameters, init_weights, make_model,
@@ -72,9 +72,9 @@ __all__ = [
     # 01 attention (the module, callable as its function: above), 02 masking, 03 multi-head attention
     "attention", "check_mask", "fused_attention",
     "causal_mask", "padding_mask", "target_mask",
-    "MultiHeadAttention", "check_2d_mask", "keep_attention_weights",
+    "MultiHeadAttention", "check_2d_mask", "check_heads", "keep_attention_weights",
     # 04 positional encoding, 05 sublayers
-    "LearnedPositionalEncoding", "PositionalEncoding", "sinusoidal_encoding",
+    "LearnedPositionalEncoding", "PositionalEncoding", "check_positions", "sinusoidal_encoding",
     "AddAndNorm", "PositionwiseFeedForward",
     # 06 the model
     "ARCHS", "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderDecoder", "EncoderLayer", "Generator",

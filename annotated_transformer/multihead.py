@@ -15,10 +15,10 @@ from .attention import attention, check_mask, fused_attention
 from .checks import check_probability
 
 # %% auto #0
-__all__ = ['MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
+__all__ = ['check_heads', 'MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
 
 # %% ../nbs/03_multihead.ipynb #f995504b
-def _check_heads(h: int, d_model: int, d_k: int | None) -> None:
+def check_heads(h: int, d_model: int, d_k: int | None) -> None:
     "Refuse head counts and widths that cannot split d_model."
     if h < 1:
         raise ValueError(f"h must be a positive number of heads, got h={h}")
@@ -42,7 +42,7 @@ class MultiHeadAttention(nn.Module):
         d_k: int | None = None,  # query/key width; None: d_model // h (Table 3, B)
     ):
         super().__init__()
-        _check_heads(h, d_model, d_k)
+        check_heads(h, d_model, d_k)
         check_probability(dropout)  # 0 <= p < 1, as the sublayers (chapter 05) check it
         self.h, self.d_model = h, d_model
         # d_v = d_model / h: the h heads concatenate to d_model; d_k = d_v unless given

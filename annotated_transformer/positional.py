@@ -13,7 +13,7 @@ from torch import Tensor, nn
 from .checks import check_int  # a clear error for a bad int
 
 # %% auto #0
-__all__ = ['sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding']
+__all__ = ['sinusoidal_encoding', 'check_positions', 'PositionalEncoding', 'LearnedPositionalEncoding']
 
 # %% ../nbs/04_positional.ipynb #34cc429d
 def _check_table(max_positions, d_model, dtype) -> tuple[int, int]:
@@ -44,7 +44,7 @@ def sinusoidal_encoding(
     return pe.to(dtype)
 
 # %% ../nbs/04_positional.ipynb #25397f97
-def _check_input(x, d_model: int, max_positions: int, offset) -> int:
+def check_positions(x, d_model: int, max_positions: int, offset) -> int:
     "Check x (batch, seq, d_model) against the table; return seq."
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
@@ -87,7 +87,7 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("pe", pe.unsqueeze(0), persistent=False)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:  # x: (batch, seq, d_model)
-        seq = _check_input(x, self.d_model, self.max_positions, offset)
+        seq = check_positions(x, self.d_model, self.max_positions, offset)
         # dropout(x + PE(pos)), the same vectors for every sentence in the batch
         return self.dropout(x + self.pe[:, offset : offset + seq].to(x.dtype))
 
@@ -106,6 +106,6 @@ class LearnedPositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:  # x: (batch, seq, d_model)
-        seq = _check_input(x, self.d_model, self.max_positions, offset)
+        seq = check_positions(x, self.d_model, self.max_positions, offset)
         positions = torch.arange(offset, offset + seq, device=x.device)
         return self.dropout(x + self.embedding(positions).to(x.dtype))  # x + P(pos)
