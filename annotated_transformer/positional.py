@@ -52,13 +52,10 @@ def check_positions(x, d_model: int, max_positions: int, offset) -> int:
         raise TypeError("x must be a floating-point tensor "
                         f"(embeddings, not token ids), got {x.dtype}")
     if x.dim() != 3:
-        raise ValueError("x must be (batch, seq, d_model), "
-                         f"got shape {tuple(x.shape)}")
+        raise ValueError(f"x must be (batch, seq, d_model), got shape {tuple(x.shape)}")
     if x.size(-1) != d_model:
-        raise ValueError(f"x has last dimension {x.size(-1)}, "
-                         f"expected d_model={d_model}")
-    offset = check_int(offset, "offset", minimum=0)
-    seq = x.size(1)
+        raise ValueError(f"x has last dimension {x.size(-1)}, expected d_model={d_model}")
+    offset, seq = check_int(offset, "offset", minimum=0), x.size(1)
     if offset + seq > max_positions:
         if offset == 0:
             raise ValueError(f"sequence length {seq} exceeds the positional table's "
