@@ -24,7 +24,7 @@ def check_heads(h: int, d_model: int, d_k: int | None) -> None:
         raise ValueError(f"h must be a positive number of heads, got h={h}")
     if d_model % h != 0:
         raise ValueError(f"d_model={d_model} is not divisible by h={h}")
-    if d_k is not None and (isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1):
+    if d_k is not None and (type(d_k) is not int or d_k < 1):  # not a bool, not a float
         raise ValueError(f"d_k must be a positive integer or None, got {d_k!r}")
 
 # %% ../nbs/03_multihead.ipynb #56c8fb23
@@ -71,11 +71,11 @@ MultiHeadAttention.dropout_p = property(
 # %% ../nbs/03_multihead.ipynb #fcd213c8
 @patch
 def _check_inputs(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor):
-    for name, t in [("query", query), ("key", key), ("value", value)]:
+    for arg, t in [("query", query), ("key", key), ("value", value)]:
         if t.dim() != 3 or t.size(-1) != self.d_model:
-            raise ValueError(f"{name} has last dimension {t.size(-1)}, expected d_model="
-                             f"{self.d_model}" if t.dim() == 3 else f"{name} must be 3-D "
-                             f"(batch, seq, d_model), got shape {tuple(t.shape)}")
+            raise ValueError(f"{arg} has last dimension {t.size(-1)}, expected d_model="
+                             f"{self.d_model}" if t.dim() == 3 else f"{arg} must be "
+                             f"3-D (batch, seq, d_model), got shape {tuple(t.shape)}")
     if not query.size(0) == key.size(0) == value.size(0):
         raise ValueError(f"query, key and value must have the same batch size, "
                          f"got {query.size(0)}, {key.size(0)} and {value.size(0)}")
@@ -112,8 +112,9 @@ def keys_values(self: MultiHeadAttention, key: Tensor, value: Tensor, start: int
             self.split_heads(self.w_v(value), self.d_v))
 
 @patch
-def heads(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, cache=None):
-    "Queries, keys and values of every head; a key/value cache (chapter 08) makes its own."
+def heads(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor,
+          cache=None):
+    "Queries, keys and values of every head; chapter 08's cache makes its own."
     if cache is not None:
         return cache.heads(self, query, key, value)
     return self.queries(query), *self.keys_values(key, value)
@@ -137,7 +138,7 @@ def _head_mask(self: MultiHeadAttention, mask, b: int, n: int, m: int, is_causal
 # %% ../nbs/03_multihead.ipynb #b83a1be1
 @patch
 def attend(self: MultiHeadAttention, q: Tensor, k: Tensor, v: Tensor, mask, is_causal):
-    "head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) for all heads at once: (b, h, n, d_v)."
+    "head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)."
     if self.keep_weights:  # chapter 01's attention, the weights kept for heat maps
         x, weights = attention(q, k, v, mask, dropout=self.dropout)
         self.attn = weights.detach()
@@ -149,7 +150,9 @@ def attend(self: MultiHeadAttention, q: Tensor, k: Tensor, v: Tensor, mask, is_c
 @patch
 def forward(
     self: MultiHeadAttention,
-    query: Tensor, key: Tensor, value: Tensor,  # (b, n, d_model), (b, m, d_model) twice
+    query: Tensor,  # (batch, n_queries, d_model): the sequence that asks
+    key: Tensor,  # (batch, n_keys, d_model): the sequence that is looked at
+    value: Tensor,  # (batch, n_keys, d_model): what is returned (usually `key` itself)
     mask: Tensor | None = None,  # bool, True = may attend; broadcasts to the scores
     cache=None,  # decoding (chapter 08): keys and values kept from earlier calls
     is_causal: bool = False,  # True: no query sees a later key (also with `mask`)

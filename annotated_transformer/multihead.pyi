@@ -40,13 +40,13 @@ class MultiHeadAttention(Module):
     def split_heads(self, x: Tensor, width: int) -> Tensor:
         """(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width)."""
     def queries(self, query: Tensor, start: int = ...) -> Tensor:
-        """Q W_i^Q for every head i: (b, n, d_model) -> (b, h, n, d_k); `start`, the position of query[:, 0], is for subclasses that use positions."""
-    def keys_values(self, key: Tensor, value: Tensor, start: int = ...) -> tuple[Tensor, Tensor]:
+        """Q W_i^Q for every head i: (b, n, d_model) -> (b, h, n, d_k); `start`: see below."""
+    def keys_values(self, key: Tensor, value: Tensor, start: int = ...):
         """K W_i^K and V W_i^V for every head i: (b, h, m, d_k) and (b, h, m, d_v)."""
     def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
-        """Queries, keys and values of every head; a key/value cache (chapter 08) makes its own."""
-    def attend(self, q: Tensor, k: Tensor, v: Tensor, mask, is_causal: bool) -> Tensor:
-        """head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) for all heads at once: (b, h, n, d_v)."""
+        """Queries, keys and values of every head; chapter 08's cache makes its own."""
+    def attend(self, q: Tensor, k: Tensor, v: Tensor, mask, is_causal):
+        """head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)."""
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., cache=..., is_causal: bool = ...) -> Tensor:
         """Parameters:
         - query: (batch, n_queries, d_model): the sequence that asks
@@ -55,15 +55,15 @@ class MultiHeadAttention(Module):
         - mask: bool, True = may attend; broadcasts to the scores
         - cache: decoding (chapter 08): keys and values kept from earlier calls
         - is_causal: True: no query sees a later key (also with `mask`)
-        - returns: (batch, n_queries, d_model)
+        - returns: (b, n, d_model)
         """
 
 def check_2d_mask(mask, b: int, n: int, m: int) -> None:
-    """Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys), for a batch of b, n queries and m keys."""
+    """Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys)."""
 
 def keep_attention_weights(model: nn.Module):
-    """Context manager: set `keep_weights=True` on every `MultiHeadAttention` in `model`; restore the flags on exit.
+    """Context manager: `keep_weights=True` on every `MultiHeadAttention` in `model`.
 
     Parameters:
-    - model: any module; every MultiHeadAttention inside it (itself included) keeps its weights
+    - model: every MultiHeadAttention inside it
     """

@@ -54,7 +54,8 @@ def check_positions(x, d_model: int, max_positions: int, offset) -> int:
     if x.dim() != 3:
         raise ValueError(f"x must be (batch, seq, d_model), got shape {tuple(x.shape)}")
     if x.size(-1) != d_model:
-        raise ValueError(f"x has last dimension {x.size(-1)}, expected d_model={d_model}")
+        raise ValueError(f"x has last dimension {x.size(-1)}, "
+                         f"expected d_model={d_model}")
     offset, seq = check_int(offset, "offset", minimum=0), x.size(1)
     if offset + seq > max_positions:
         if offset == 0:
@@ -80,7 +81,8 @@ class PositionalEncoding(nn.Module):
         self.max_positions = check_int(max_positions, "max_positions", minimum=1)
         self.dropout = nn.Dropout(dropout)
         # in the default dtype, as nn.Linear's weights
-        pe = sinusoidal_encoding(max_positions, d_model, dtype=torch.get_default_dtype())
+        pe = sinusoidal_encoding(max_positions, d_model,
+                                 dtype=torch.get_default_dtype())
         self.register_buffer("pe", pe.unsqueeze(0), persistent=False)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:  # x: (batch, seq, d_model)
