@@ -101,7 +101,7 @@ def split_heads(self: MultiHeadAttention, x: Tensor, width: int) -> Tensor:
 
 @patch
 def queries(self: MultiHeadAttention, query: Tensor, start: int = 0) -> Tensor:
-    "Q W_i^Q for every head i: (b, n, d_model) -> (b, h, n, d_k); `start`: see below."
+    "Q W_i^Q, every head: (b, n, d_model) -> (b, h, n, d_k); `start`: row 0's position."
     return self.split_heads(self.w_q(query), self.d_k)
 
 # %% ../nbs/03_multihead.ipynb #2152b927

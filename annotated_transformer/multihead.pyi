@@ -40,7 +40,7 @@ class MultiHeadAttention(Module):
     def split_heads(self, x: Tensor, width: int) -> Tensor:
         """(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width)."""
     def queries(self, query: Tensor, start: int = ...) -> Tensor:
-        """Q W_i^Q for every head i: (b, n, d_model) -> (b, h, n, d_k); `start`: see below."""
+        """Q W_i^Q, every head: (b, n, d_model) -> (b, h, n, d_k); `start`: row 0's position."""
     def keys_values(self, key: Tensor, value: Tensor, start: int = ...):
         """K W_i^K and V W_i^V for every head i: (b, h, m, d_k) and (b, h, m, d_v)."""
     def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
