@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'INITS', 'ARCHS', 'TO_OURS', 'Embeddings',
            'EncoderLayer', 'DecoderLayer', 'clones', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder',
-           'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights', 'tie_embeddings',
-           'make_model_from_config', 'make_model', 'count_parameters', 'register_arch', 'build_model', 'unwrap',
-           'model_config_dict', 'transformer_parameter_count']
+           'positional_kinds', 'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights',
+           'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'register_arch', 'build_model',
+           'unwrap', 'model_config_dict', 'transformer_parameter_count']
 
 # %% ../nbs/06_model.ipynb #8d3aef5a
 import copy
@@ -315,6 +315,11 @@ SELF_ATTENTIONS: dict[str, type[MultiHeadAttention]] = {}
 # config.positional -> parameters its self-attentions add, by formula (chapter 12a)
 POSITION_PARAMETERS: dict[str, Callable] = {}
 INITS = ("default", "harvard")  # the rules of init_weights (below)
+
+
+def positional_kinds() -> tuple[str, ...]:
+    "The values `TransformerConfig.positional` accepts: the paper's two, and later ones."
+    return tuple(POSITIONAL_ENCODINGS)
 
 
 def positional_encoding(config) -> nn.Module:

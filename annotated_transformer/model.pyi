@@ -10,7 +10,7 @@ from torch import Tensor
 from torch.nn import Module, ModuleList
 from typing import Any
 
-__all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'INITS', 'ARCHS', 'TO_OURS', 'Embeddings', 'EncoderLayer', 'DecoderLayer', 'clones', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder', 'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'register_arch', 'build_model', 'unwrap', 'model_config_dict', 'transformer_parameter_count']
+__all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'INITS', 'ARCHS', 'TO_OURS', 'Embeddings', 'EncoderLayer', 'DecoderLayer', 'clones', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder', 'positional_kinds', 'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'register_arch', 'build_model', 'unwrap', 'model_config_dict', 'transformer_parameter_count']
 
 class Embeddings(Module):
     """Learned token embeddings multiplied by $\\sqrt{d_{model}}$ (§3.4)."""
@@ -178,6 +178,9 @@ POSITIONAL_ENCODINGS: Any
 SELF_ATTENTIONS: Any
 POSITION_PARAMETERS: Any
 INITS: tuple
+
+def positional_kinds() -> Any:
+    """The values `TransformerConfig.positional` accepts: the paper's two, and later ones."""
 
 def positional_encoding(config) -> Module:
     """The module that adds `config.positional`'s positions to the embeddings."""
