@@ -6,7 +6,8 @@ the public interface: every name it lists is imported here (tests/test_api.py), 
 type hints (`py.typed`) and stubs (`*.pyi`, written by tools/make_stubs.py) that show type checkers and IDEs the
 methods the chapters add to their classes in later cells. Importing the package also runs the registrations of the
 later chapters: the `copy` and `corpus` data builders and the `tatoeba` and `reference` corpus kinds and the
-`torch` architecture of the appendix. What changed between releases: CHANGELOG.md.
+`torch` architecture of the appendix, and the `rope` and `relative` positions of chapter 12a.
+What changed between releases: CHANGELOG.md.
 """
 __version__ = "0.2.0"
 
@@ -14,9 +15,8 @@ from .architecture import draw_architecture, you_are_here
 from .checks import check_int, check_probability, check_special_ids, check_token_ids
 from .attention import attention, check_mask, fused_attention
 from .masking import causal_mask, padding_mask, target_mask
-from .multihead import MultiHeadAttention, check_2d_mask, keep_attention_weights
-from .positional import (LearnedPositionalEncoding, PositionalEncoding, RelativeAttention, RelativePositions,
-                         RotaryPositions, apply_rotary, relative_offsets, sinusoidal_encoding)
+from .multihead import MultiHeadAttention, check_2d_mask, check_heads, keep_attention_weights
+from .positional import LearnedPositionalEncoding, PositionalEncoding, check_positions, sinusoidal_encoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .model import (Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
                     TransformerConfig, count_parameters, init_weights, make_model, make_model_from_config,
@@ -37,6 +37,8 @@ from .data import ParallelCorpus, load_bible, load_corpus, load_hf, load_text, l
 from .reference import load_reference_split, load_tatoeba, tatoeba_path, write_reference_split
 from .subwords import Tokenizer, corpus_data, encode_pairs, train_tokenizer
 from .translate import Translator, evaluate_translator, score_translations, tune_decoding
+from .positions import (RelativeAttention, RelativeMultiHeadAttention, RelativePositions, RotaryMultiHeadAttention,
+                        RotaryPositions, apply_rotary, relative_offsets)
 from .torch_compare import (TorchTransformer, counted_step_flops, ours_to_torch, paper_dropouts_only, torch_to_ours,
                             training_flops)
 
@@ -71,10 +73,9 @@ __all__ = [
     # 01 attention (the module, callable as its function: above), 02 masking, 03 multi-head attention
     "attention", "check_mask", "fused_attention",
     "causal_mask", "padding_mask", "target_mask",
-    "MultiHeadAttention", "check_2d_mask", "keep_attention_weights",
+    "MultiHeadAttention", "check_2d_mask", "check_heads", "keep_attention_weights",
     # 04 positional encoding, 05 sublayers
-    "LearnedPositionalEncoding", "PositionalEncoding", "RelativeAttention", "RelativePositions", "RotaryPositions",
-    "apply_rotary", "relative_offsets", "sinusoidal_encoding",
+    "LearnedPositionalEncoding", "PositionalEncoding", "check_positions", "sinusoidal_encoding",
     "AddAndNorm", "PositionwiseFeedForward",
     # 06 the model
     "ARCHS", "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderDecoder", "EncoderLayer", "Generator",
@@ -100,6 +101,9 @@ __all__ = [
     "load_reference_split", "load_tatoeba", "tatoeba_path", "write_reference_split",
     "Tokenizer", "corpus_data", "encode_pairs", "train_tokenizer",
     "Translator", "evaluate_translator", "score_translations", "tune_decoding",
+    # 12a positions beyond the paper
+    "RelativeAttention", "RelativeMultiHeadAttention", "RelativePositions", "RotaryMultiHeadAttention",
+    "RotaryPositions", "apply_rotary", "relative_offsets",
     # 10 checking ourselves against PyTorch
     "TorchTransformer", "counted_step_flops", "ours_to_torch", "paper_dropouts_only", "torch_to_ours",
     "training_flops",

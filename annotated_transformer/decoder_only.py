@@ -17,13 +17,13 @@ from .decoding import KVCache  # chapter 08
 from .model import POSITIONAL_ENCODINGS, Embeddings, EncoderLayer  # chapter 06
 from .model import Generator, clones, init_weights
 from .multihead import MultiHeadAttention  # chapter 03
-from .positional import apply_rotary  # chapter 04
+from .positions import RotaryMultiHeadAttention  # chapter 12a
 from .sublayers import PositionwiseFeedForward  # chapter 05
 
 # %% auto #0
 __all__ = ['NORMS', 'FEED_FORWARDS', 'CausalLayer', 'LMConfig', 'RMSNorm', 'make_norm', 'SwiGLU', 'GroupedQueryAttention',
-           'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'generate', 'ngrams', 'distinct_n', 'repetition_rate',
-           'cache_bytes']
+           'RotaryGroupedQueryAttention', 'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'generate', 'ngrams', 'distinct_n',
+           'repetition_rate', 'cache_bytes']
 
 # %% ../nbs/13_decoder_only.ipynb #809a265a
 class CausalLayer(EncoderLayer):
@@ -123,9 +123,8 @@ class GroupedQueryAttention(MultiHeadAttention):
     ("Multi-head attention whose h query heads share `n_kv_heads` key/value heads "
      "(Ainslie et al., 2023); the cache keeps only those.")
 
-    def __init__(self, h: int, d_model: int, n_kv_heads: int, dropout: float = 0.1,
-                 rotate=None):  # rotate: RoPE's apply_rotary (chapter 04), or None
-        super().__init__(h, d_model, dropout, rotate=rotate)
+    def __init__(self, h: int, d_model: int, n_kv_heads: int, dropout: float = 0.1):
+        super().__init__(h, d_model, dropout)
         self.n_kv_heads = check_int(n_kv_heads, "n_kv_heads", minimum=1)
         if h % n_kv_heads:
             raise ValueError(f"h={h} is not divisible by n_kv_heads={n_kv_heads}")
@@ -138,8 +137,6 @@ class GroupedQueryAttention(MultiHeadAttention):
         b, m = key.shape[:2]
         k = self.w_k(key).view(b, m, self.n_kv_heads, self.d_k).transpose(1, 2)
         v = self.w_v(value).view(b, m, self.n_kv_heads, self.d_v).transpose(1, 2)
-        if self.rotate is not None:  # RoPE: keys turned by their positions
-            k = self.rotate(k, torch.arange(start, start + m, device=k.device))
         return k, v
 
     def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=None):
@@ -147,6 +144,10 @@ class GroupedQueryAttention(MultiHeadAttention):
         q, k, v = MultiHeadAttention.heads(self, query, key, value, cache)  # the cache: n_kv_heads
         group = self.h // self.n_kv_heads
         return q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+
+
+class RotaryGroupedQueryAttention(RotaryMultiHeadAttention, GroupedQueryAttention):
+    "Grouped-query attention with rotary positions: chapter 12a's turns on the shared keys."
 
 # %% ../nbs/13_decoder_only.ipynb #e3febebe
 class DecoderOnlyLM(nn.Module):
@@ -159,9 +160,12 @@ class DecoderOnlyLM(nn.Module):
         inner = c.dropout if c.inner_dropout else 0.0
         self.embed = Embeddings(c.vocab, d)  # Emb(x) * sqrt(d_model), §3.4
         self.position = POSITIONAL_ENCODINGS[c.positional](d, c.dropout, c.max_positions)
-        rotate = apply_rotary if c.positional == "rope" else None
-        attn = (MultiHeadAttention(c.h, d, inner, rotate=rotate) if c.kv_heads == c.h
-                else GroupedQueryAttention(c.h, d, c.kv_heads, inner, rotate=rotate))
+        rope = c.positional == "rope"  # queries and keys turned (chapter 12a)
+        if c.kv_heads == c.h:
+            attn = (RotaryMultiHeadAttention if rope else MultiHeadAttention)(c.h, d, inner)
+        else:
+            kind = RotaryGroupedQueryAttention if rope else GroupedQueryAttention
+            attn = kind(c.h, d, c.kv_heads, inner)
         ff = (PositionwiseFeedForward(d, c.d_ff, inner) if c.feed_forward == "relu"
               else SwiGLU(d, c.d_ff, inner))
         layer = CausalLayer(d, attn, ff, c.dropout, c.norm_first)

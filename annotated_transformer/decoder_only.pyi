@@ -6,11 +6,12 @@ import torch
 from annotated_transformer.decoding import KVCache
 from annotated_transformer.model import EncoderLayer
 from annotated_transformer.multihead import MultiHeadAttention
+from annotated_transformer.positions import RotaryMultiHeadAttention
 from torch import Tensor, nn
 from torch.nn import Module
 from typing import Any
 
-__all__ = ['NORMS', 'FEED_FORWARDS', 'CausalLayer', 'LMConfig', 'RMSNorm', 'make_norm', 'SwiGLU', 'GroupedQueryAttention', 'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'generate', 'ngrams', 'distinct_n', 'repetition_rate', 'cache_bytes']
+__all__ = ['NORMS', 'FEED_FORWARDS', 'CausalLayer', 'LMConfig', 'RMSNorm', 'make_norm', 'SwiGLU', 'GroupedQueryAttention', 'RotaryGroupedQueryAttention', 'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'generate', 'ngrams', 'distinct_n', 'repetition_rate', 'cache_bytes']
 
 class CausalLayer(EncoderLayer):
     """One decoder-only block: chapter 06's encoder layer (self-attention, feed-forward) under a causal mask, with a KV cache."""
@@ -75,14 +76,14 @@ class GroupedQueryAttention(MultiHeadAttention):
     n_kv_heads: Any
     w_k: Any
     w_v: Any
-    def __init__(self, h: int, d_model: int, n_kv_heads: int, dropout: float = ..., rotate=...) -> None:
-        """Parameters:
-        - rotate: rotate: RoPE's apply_rotary (chapter 04), or None
-        """
+    def __init__(self, h: int, d_model: int, n_kv_heads: int, dropout: float = ...) -> None: ...
     def keys_values(self, key: Tensor, value: Tensor, start: int = ...) -> tuple[Tensor, Tensor]:
         """K W^K, V W^V of the shared heads: (b, m, d_model) -> (b, n_kv_heads, m, d_k)."""
     def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
         """Queries of the h heads; each shared key/value head repeated for its group of h/n_kv_heads."""
+
+class RotaryGroupedQueryAttention(RotaryMultiHeadAttention, GroupedQueryAttention):
+    """Grouped-query attention with rotary positions: chapter 12a's turns on the shared keys."""
 
 class DecoderOnlyLM(Module):
     """A decoder-only language model: embeddings, positions, N causal layers, the tied generator."""

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
@@ -18,7 +19,7 @@ from .masking import causal_mask
 from .model import DecoderLayer, EncoderDecoder
 from .multihead import MultiHeadAttention, keep_attention_weights
 from .positional import LearnedPositionalEncoding
-from .positional import PositionalEncoding, RotaryPositions
+from .positional import PositionalEncoding
 
 # %% auto #0
 __all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search',
@@ -116,9 +117,8 @@ def _split_target_embedding(model: EncoderDecoder) -> tuple[nn.Module, nn.Module
     ("model.tgt_embed as (token embedding, positional encoding with an `offset` "
      "argument).")
     emb = getattr(model, "tgt_embed", None)
-    positions = (PositionalEncoding, LearnedPositionalEncoding, RotaryPositions)
-    if (isinstance(emb, nn.Sequential) and len(emb) == 2
-            and isinstance(emb[1], positions)):
+    if (isinstance(emb, nn.Sequential) and len(emb) == 2  # positions that take `offset`
+            and "offset" in inspect.signature(emb[1].forward).parameters):
         return emb[0], emb[1]
     raise TypeError(
         "the KV cache needs model.tgt_embed = "

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Callable
 
 import torch
 from fastcore.basics import patch
@@ -16,26 +15,22 @@ from .attention import attention, check_mask, fused_attention
 from .checks import check_probability
 
 # %% auto #0
-__all__ = ['MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
+__all__ = ['check_heads', 'MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
 
 # %% ../nbs/03_multihead.ipynb #f995504b
-def _check_heads(h: int, d_model: int, d_k: int | None, relative=None) -> None:
-    "Refuse head counts and widths that cannot split d_model (or relative tables)."
+def check_heads(h: int, d_model: int, d_k: int | None) -> None:
+    "Refuse head counts and widths that cannot split d_model."
     if h < 1:
         raise ValueError(f"h must be a positive number of heads, got h={h}")
     if d_model % h != 0:
         raise ValueError(f"d_model={d_model} is not divisible by h={h}")
-    bad_d_k = isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1
-    if d_k is not None and bad_d_k:
+    if d_k is not None and (type(d_k) is not int or d_k < 1):  # not a bool, not a float
         raise ValueError(f"d_k must be a positive integer or None, got {d_k!r}")
-    d_v, d_k = d_model // h, d_model // h if d_k is None else d_k
-    if relative is not None and (relative.d_k, relative.d_v) != (d_k, d_v):
-        raise ValueError(f"relative positions of widths ({relative.d_k}, "
-                         f"{relative.d_v}) do not fit heads of d_k={d_k}, d_v={d_v}")
 
 # %% ../nbs/03_multihead.ipynb #56c8fb23
 class MultiHeadAttention(nn.Module):
     "Multi-head attention (§3.2.2): h attentions on learned projections, concatenated."
+    fused = True  # the core may run PyTorch's fused kernel (a subclass may say no)
 
     def __init__(
         self,
@@ -44,18 +39,12 @@ class MultiHeadAttention(nn.Module):
         dropout: float = 0.1,  # on the weights (Harvard, PyTorch; not in the paper)
         bias: bool = True,  # biases in the projections (the paper's formula has none)
         d_k: int | None = None,  # query/key width; None: d_model // h (Table 3, B)
-        rotate: Callable[[Tensor, Tensor], Tensor] | None = None,  # RoPE (chapter 04)
-        relative: nn.Module | None = None,  # relative positions (chapter 04)
     ):
         super().__init__()
-        _check_heads(h, d_model, d_k, relative)
+        check_heads(h, d_model, d_k)
         check_probability(dropout)  # 0 <= p < 1, as the sublayers (chapter 05) check it
-        self.h, self.d_model = h, d_model
-        # d_v = d_model / h: the h heads concatenate to d_model; d_k = d_v unless given
-        self.d_v = d_model // h
+        self.h, self.d_model, self.d_v = h, d_model, d_model // h
         self.d_k = self.d_v if d_k is None else d_k
-        self.rotate = rotate  # (x, positions) -> x turned by position (self-attention)
-        self.relative = relative  # (q, k, v, mask, dropout) -> (output, weights)
         # W^Q, W^K, W^V of all heads at once (head i: features i*d_k ... (i+1)*d_k - 1)
         self.w_q = nn.Linear(d_model, h * self.d_k, bias=bias)
         self.w_k = nn.Linear(d_model, h * self.d_k, bias=bias)
@@ -81,16 +70,12 @@ MultiHeadAttention.dropout_p = property(
 
 # %% ../nbs/03_multihead.ipynb #fcd213c8
 @patch
-def _check_inputs(
-    self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor
-) -> None:
-    for name, t in [("query", query), ("key", key), ("value", value)]:
-        if t.dim() != 3:
-            raise ValueError(f"{name} must be 3-D (batch, seq, d_model), "
-                             f"got shape {tuple(t.shape)}")
-        if t.size(-1) != self.d_model:
-            raise ValueError(f"{name} has last dimension {t.size(-1)}, "
-                             f"expected d_model={self.d_model}")
+def _check_inputs(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor):
+    for arg, t in [("query", query), ("key", key), ("value", value)]:
+        if t.dim() != 3 or t.size(-1) != self.d_model:
+            raise ValueError(f"{arg} has last dimension {t.size(-1)}, expected d_model="
+                             f"{self.d_model}" if t.dim() == 3 else f"{arg} must be "
+                             f"3-D (batch, seq, d_model), got shape {tuple(t.shape)}")
     if not query.size(0) == key.size(0) == value.size(0):
         raise ValueError(f"query, key and value must have the same batch size, "
                          f"got {query.size(0)}, {key.size(0)} and {value.size(0)}")
@@ -100,8 +85,7 @@ def _check_inputs(
 
 
 def check_2d_mask(mask, b: int, n: int, m: int) -> None:
-    ("Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys), "
-     "for a batch of b, n queries and m keys.")
+    "Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys)."
     if isinstance(mask, Tensor) and mask.dim() == 2 and b > 1 and mask.size(0) == b:
         raise ValueError(
             f"a 2-D mask of shape {tuple(mask.shape)} is ambiguous with a batch of "
@@ -109,119 +93,89 @@ def check_2d_mask(mask, b: int, n: int, m: int) -> None:
             f"mask over query/key positions as (1, n_queries, n_keys) = (1, {n}, {m}) "
             "(2-D, (n_queries, n_keys), only when n_queries is not the batch size)")
 
-
 # %% ../nbs/03_multihead.ipynb #f3094df0
 @patch
 def split_heads(self: MultiHeadAttention, x: Tensor, width: int) -> Tensor:
-    ("(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width): "
-     "the heads become a batch dimension.")
+    "(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width)."
     return x.view(x.size(0), x.size(1), self.h, width).transpose(1, 2)
 
 @patch
 def queries(self: MultiHeadAttention, query: Tensor, start: int = 0) -> Tensor:
-    "Q W_i^Q for every head i: (b, n, d_model) -> (b, h, n, d_k)."
-    n = query.size(1)
-    q = self.split_heads(self.w_q(query), self.d_k)
-    return (
-        q
-        if self.rotate is None
-        else self.rotate(q, torch.arange(start, start + n, device=q.device))
-    )
+    "Q W_i^Q, every head: (b, n, d_model) -> (b, h, n, d_k); `start`: row 0's position."
+    return self.split_heads(self.w_q(query), self.d_k)
 
 # %% ../nbs/03_multihead.ipynb #2152b927
 @patch
-def keys_values(
-    self: MultiHeadAttention, key: Tensor, value: Tensor, start: int = 0
-) -> tuple[Tensor, Tensor]:
-    ("K W_i^K and V W_i^V for every head i: (b, m, d_model) -> (b, h, m, d_k) "
-     "and (b, h, m, d_v).")
-    m = key.size(1)
-    k, v = (
-        self.split_heads(self.w_k(key), self.d_k),
-        self.split_heads(self.w_v(value), self.d_v),
-    )
-    # RoPE (chapter 04): keys turned by their positions, as the queries
-    if self.rotate is not None:
-        k = self.rotate(k, torch.arange(start, start + m, device=k.device))
-    return k, v
+def keys_values(self: MultiHeadAttention, key: Tensor, value: Tensor, start: int = 0):
+    "K W_i^K and V W_i^V for every head i: (b, h, m, d_k) and (b, h, m, d_v)."
+    return (self.split_heads(self.w_k(key), self.d_k),
+            self.split_heads(self.w_v(value), self.d_v))
 
 @patch
-def heads(
-    self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor, cache=None
-):
-    ("Queries, keys and values of every head; a key/value cache (chapter 08) "
-     "makes its own.")
+def heads(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor,
+          cache=None):
+    "Queries, keys and values of every head; chapter 08's cache makes its own."
     if cache is not None:
         return cache.heads(self, query, key, value)
     return self.queries(query), *self.keys_values(key, value)
 
 # %% ../nbs/03_multihead.ipynb #344410bc
 @patch
-def _head_mask(
-    self: MultiHeadAttention, mask, b: int, n: int, m: int, is_causal: bool = False
-) -> tuple[Tensor | None, bool]:
-    ("`mask` checked against the scores (b, h, n, m), with a head axis (None stays "
-     "None), and whether the fused kernel is to apply the causal mask itself.")
+def _head_mask(self: MultiHeadAttention, mask, b: int, n: int, m: int, is_causal=False):
+    ("`mask` checked, with a head axis; and whether the fused kernel masks causally "
+     "(else key j <= query i at position m - n + i, after m - n cached keys).")
     if mask is not None:
         check_2d_mask(mask, b, n, m)  # (b, m) key padding, or (n, m) with n == b?
         if isinstance(mask, Tensor) and mask.dim() == 3:
             check_mask(mask, (b, n, m))
             mask = mask.unsqueeze(1)  # (b, 1|n, m) -> (b, 1, 1|n, m): every head
         check_mask(mask, (b, self.h, n, m))
-    if is_causal and (n != m or self.relative is not None or self.keep_weights):
-        # an explicit path, or n new queries after m - n cached keys: the mask
-        # itself, key j <= query i at position m - n + i
-        device = self.w_o.weight.device
-        causal = torch.ones(n, m, dtype=torch.bool, device=device).tril(m - n)
+    if is_causal and (n != m or not self.fused or self.keep_weights):
+        causal = self.w_o.weight.new_ones(n, m, dtype=torch.bool).tril(m - n)
         return (causal if mask is None else mask & causal), False
     return mask, is_causal
 
 # %% ../nbs/03_multihead.ipynb #b83a1be1
+@patch
+def attend(self: MultiHeadAttention, q: Tensor, k: Tensor, v: Tensor, mask, is_causal):
+    "head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)."
+    if self.keep_weights:  # chapter 01's attention, the weights kept for heat maps
+        x, weights = attention(q, k, v, mask, dropout=self.dropout)
+        self.attn = weights.detach()
+        return x
+    self.attn = None  # PyTorch's fused kernel; dropout only in training
+    p = self.dropout.p if self.training else 0.0
+    return fused_attention(q, k, v, mask, p, is_causal)
+
 @patch
 def forward(
     self: MultiHeadAttention,
     query: Tensor,  # (batch, n_queries, d_model): the sequence that asks
     key: Tensor,  # (batch, n_keys, d_model): the sequence that is looked at
     value: Tensor,  # (batch, n_keys, d_model): what is returned (usually `key` itself)
-    # bool, True = may attend: (batch|1, 1|n_queries, n_keys), (batch, h|1, n_queries,
-    # n_keys), or (n_queries, n_keys) whose n_queries is not the batch size (if > 1)
-    mask: Tensor | None = None,
+    mask: Tensor | None = None,  # bool, True = may attend; broadcasts to the scores
     cache=None,  # decoding (chapter 08): keys and values kept from earlier calls
     is_causal: bool = False,  # True: no query sees a later key (also with `mask`)
-) -> Tensor:  # (batch, n_queries, d_model)
+) -> Tensor:  # (b, n, d_model)
     self._check_inputs(query, key, value)
     b, n = query.size(0), query.size(1)
     q, k, v = self.heads(query, key, value, cache)  # (b, h, n|m, d_k|d_v)
     mask, is_causal = self._head_mask(mask, b, n, k.size(2), is_causal)
-    # head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)
-    if self.relative is not None:  # chapter 04: offsets j - i inside the attention
-        x, weights = self.relative(q, k, v, mask, dropout=self.dropout)
-        self.attn = weights.detach() if self.keep_weights else None
-    elif self.keep_weights:
-        x, weights = attention(q, k, v, mask, dropout=self.dropout)
-        self.attn = weights.detach()
-    else:
-        p = self.dropout.p if self.training else 0.0
-        x, self.attn = fused_attention(q, k, v, mask, p, is_causal), None
+    x = self.attend(q, k, v, mask, is_causal)  # (b, h, n, d_v)
     # Concat(head_1, ..., head_h): (b, h, n, d_v) -> (b, n, h, d_v) -> (b, n, d_model)
     x = x.transpose(1, 2).reshape(b, n, self.d_model)
-    # MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
-    return self.w_o(x)
+    return self.w_o(x)  # MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
 
 # %% ../nbs/03_multihead.ipynb #4287e5ea
 @contextmanager
-def keep_attention_weights(
-    # any module; every MultiHeadAttention inside it (itself included) keeps its weights
-    model: nn.Module,
-):
-    ("Context manager: set `keep_weights=True` on every `MultiHeadAttention` "
-     "in `model`; restore the flags on exit.")
+def keep_attention_weights(model: nn.Module):  # every MultiHeadAttention inside it
+    "Context manager: `keep_weights=True` on every `MultiHeadAttention` in `model`."
     modules = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
     saved = [m.keep_weights for m in modules]
     for m in modules:
         m.keep_weights = True
     try:
         yield model
-    finally:
+    finally:  # restore the flags, even if the block raises
         for m, flag in zip(modules, saved):
             m.keep_weights = flag

@@ -4,9 +4,12 @@
 
 from torch import Tensor, nn
 from torch.nn import Module
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ['MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
+__all__ = ['check_heads', 'MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
+
+def check_heads(h: int, d_model: int, d_k: int | None) -> None:
+    """Refuse head counts and widths that cannot split d_model."""
 
 class MultiHeadAttention(Module):
     """Multi-head attention (§3.2.2): h attentions on learned projections, concatenated."""
@@ -17,51 +20,50 @@ class MultiHeadAttention(Module):
     dropout: Any
     h: Any
     keep_weights: Any
-    relative: Any
-    rotate: Any
     w_k: Any
     w_o: Any
     w_q: Any
     w_v: Any
-    def __init__(self, h: int, d_model: int, dropout: float = ..., bias: bool = ..., d_k: int | None = ..., rotate: Callable[[Tensor, Tensor], Tensor] | None = ..., relative: nn.Module | None = ...) -> None:
+    fused: bool
+    def __init__(self, h: int, d_model: int, dropout: float = ..., bias: bool = ..., d_k: int | None = ...) -> None:
         """Parameters:
         - h: number of heads
         - d_model: width of the inputs and the output; d_v = d_model // h
         - dropout: on the weights (Harvard, PyTorch; not in the paper)
         - bias: biases in the projections (the paper's formula has none)
         - d_k: query/key width; None: d_model // h (Table 3, B)
-        - rotate: RoPE (chapter 04)
-        - relative: relative positions (chapter 04)
         """
     @property
     def dropout_p(self) -> float: ...
     @dropout_p.setter
     def dropout_p(self, value: float) -> None: ...
     def split_heads(self, x: Tensor, width: int) -> Tensor:
-        """(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width): the heads become a batch dimension."""
+        """(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width)."""
     def queries(self, query: Tensor, start: int = ...) -> Tensor:
-        """Q W_i^Q for every head i: (b, n, d_model) -> (b, h, n, d_k)."""
-    def keys_values(self, key: Tensor, value: Tensor, start: int = ...) -> tuple[Tensor, Tensor]:
-        """K W_i^K and V W_i^V for every head i: (b, m, d_model) -> (b, h, m, d_k) and (b, h, m, d_v)."""
+        """Q W_i^Q, every head: (b, n, d_model) -> (b, h, n, d_k); `start`: row 0's position."""
+    def keys_values(self, key: Tensor, value: Tensor, start: int = ...):
+        """K W_i^K and V W_i^V for every head i: (b, h, m, d_k) and (b, h, m, d_v)."""
     def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
-        """Queries, keys and values of every head; a key/value cache (chapter 08) makes its own."""
+        """Queries, keys and values of every head; chapter 08's cache makes its own."""
+    def attend(self, q: Tensor, k: Tensor, v: Tensor, mask, is_causal):
+        """head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)."""
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., cache=..., is_causal: bool = ...) -> Tensor:
         """Parameters:
         - query: (batch, n_queries, d_model): the sequence that asks
         - key: (batch, n_keys, d_model): the sequence that is looked at
         - value: (batch, n_keys, d_model): what is returned (usually `key` itself)
-        - mask: bool, True = may attend: (batch|1, 1|n_queries, n_keys), (batch, h|1, n_queries, n_keys), or (n_queries, n_keys) whose n_queries is not the batch size (if > 1)
+        - mask: bool, True = may attend; broadcasts to the scores
         - cache: decoding (chapter 08): keys and values kept from earlier calls
         - is_causal: True: no query sees a later key (also with `mask`)
-        - returns: (batch, n_queries, d_model)
+        - returns: (b, n, d_model)
         """
 
 def check_2d_mask(mask, b: int, n: int, m: int) -> None:
-    """Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys), for a batch of b, n queries and m keys."""
+    """Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys)."""
 
 def keep_attention_weights(model: nn.Module):
-    """Context manager: set `keep_weights=True` on every `MultiHeadAttention` in `model`; restore the flags on exit.
+    """Context manager: `keep_weights=True` on every `MultiHeadAttention` in `model`.
 
     Parameters:
-    - model: any module; every MultiHeadAttention inside it (itself included) keeps its weights
+    - model: every MultiHeadAttention inside it
     """

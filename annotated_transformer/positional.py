@@ -8,49 +8,43 @@ from __future__ import annotations
 import math
 
 import torch
-from fastcore.basics import patch
 from torch import Tensor, nn
 
-# int arguments: a clear error for bool/float/too small
-from .checks import check_int
+from .checks import check_int  # a clear error for a bad int
 
 # %% auto #0
-__all__ = ['RELATIVE_CLIP', 'sinusoidal_encoding', 'PositionalEncoding', 'LearnedPositionalEncoding', 'apply_rotary',
-           'RotaryPositions', 'relative_offsets', 'RelativeAttention', 'RelativePositions']
+__all__ = ['sinusoidal_encoding', 'check_positions', 'PositionalEncoding', 'LearnedPositionalEncoding']
 
-# %% ../nbs/04_positional.ipynb #cc1f90e8
-def sinusoidal_encoding(
-    max_positions: int,  # number of positions (rows): 0, 1, ..., max_positions - 1
-    d_model: int,  # size of each encoding vector; must be even (sine/cosine pairs)
-    *,
-    # dtype of the result (computed in float64, then cast)
-    dtype: torch.dtype = torch.float32,
-    # (max_positions, d_model): PE[pos, 2i] = sin(pos * w_i),
-    # PE[pos, 2i+1] = cos(pos * w_i)
-) -> Tensor:
-    "The sinusoidal positional encoding table of §3.5."
+# %% ../nbs/04_positional.ipynb #34cc429d
+def _check_table(max_positions, d_model, dtype) -> tuple[int, int]:
+    "Check the sizes and dtype of a sinusoidal table; return the sizes as ints."
     max_positions = check_int(max_positions, "max_positions", minimum=1)
     d_model = check_int(d_model, "d_model", minimum=1)
     if d_model % 2:
         raise ValueError(f"d_model must be even for sinusoidal encoding, got {d_model}")
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")
-    # (max_positions, 1)
+    return max_positions, d_model
+
+# %% ../nbs/04_positional.ipynb #cc1f90e8
+def sinusoidal_encoding(
+    max_positions: int,  # number of positions (rows): 0, 1, ..., max_positions - 1
+    d_model: int,  # size of each encoding vector; must be even (sine/cosine pairs)
+    *,
+    dtype: torch.dtype = torch.float32,  # of the result (computed in float64)
+) -> Tensor:  # (max_positions, d_model)
+    "The sinusoidal positional encoding table of §3.5."
+    max_positions, d_model = _check_table(max_positions, d_model, dtype)
     pos = torch.arange(max_positions, dtype=torch.float64).unsqueeze(1)
-    # (d_model/2,): 0, 2, 4, ...
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
-    # w_i = 1 / 10000^(2i/d_model) = exp(-ln(10000) * 2i/d_model)
-    omega = torch.exp(two_i * (-math.log(10000.0) / d_model))
-    angle = pos * omega  # (max_positions, d_model/2): pos * w_i
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # 0, 2, 4, ...
+    omega = torch.exp(two_i * (-math.log(10000.0) / d_model))  # 10000^(-2i/d_model)
     pe = torch.empty(max_positions, d_model, dtype=torch.float64)
-    # PE(pos, 2i) = sin(pos / 10000^(2i/d_model))
-    pe[:, 0::2] = torch.sin(angle)
-    # PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))
-    pe[:, 1::2] = torch.cos(angle)
+    pe[:, 0::2] = torch.sin(pos * omega)  # PE(pos, 2i)
+    pe[:, 1::2] = torch.cos(pos * omega)  # PE(pos, 2i+1)
     return pe.to(dtype)
 
 # %% ../nbs/04_positional.ipynb #25397f97
-def _check_input(x, d_model: int, max_positions: int, offset) -> int:
+def check_positions(x, d_model: int, max_positions: int, offset) -> int:
     "Check x (batch, seq, d_model) against the table; return seq."
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
@@ -58,13 +52,11 @@ def _check_input(x, d_model: int, max_positions: int, offset) -> int:
         raise TypeError("x must be a floating-point tensor "
                         f"(embeddings, not token ids), got {x.dtype}")
     if x.dim() != 3:
-        raise ValueError("x must be (batch, seq, d_model), "
-                         f"got shape {tuple(x.shape)}")
+        raise ValueError(f"x must be (batch, seq, d_model), got shape {tuple(x.shape)}")
     if x.size(-1) != d_model:
         raise ValueError(f"x has last dimension {x.size(-1)}, "
                          f"expected d_model={d_model}")
-    offset = check_int(offset, "offset", minimum=0)
-    seq = x.size(1)
+    offset, seq = check_int(offset, "offset", minimum=0), x.size(1)
     if offset + seq > max_positions:
         if offset == 0:
             raise ValueError(f"sequence length {seq} exceeds the positional table's "
@@ -81,184 +73,38 @@ class PositionalEncoding(nn.Module):
     def __init__(
         self,
         d_model: int,  # embedding size; must be even
-        # dropout on the sum, P_drop = 0.1 in the base model (§5.4)
-        dropout: float = 0.1,
+        dropout: float = 0.1,  # on the sum, P_drop = 0.1 in the base model (§5.4)
         max_positions: int = 5000,  # longest sequence the table covers
     ):
         super().__init__()
-        self.d_model, self.max_positions = (
-            check_int(d_model, "d_model", minimum=1),
-            check_int(max_positions, "max_positions", minimum=1),
-        )
+        self.d_model = check_int(d_model, "d_model", minimum=1)
+        self.max_positions = check_int(max_positions, "max_positions", minimum=1)
         self.dropout = nn.Dropout(dropout)
-        # (1, max_positions, d_model); not saved in state_dict: it is a function
-        # of (max_positions, d_model).
-        # In the default dtype, as nn.Linear's weights: a model built under float64
-        # gets a float64 table.
-        pe = sinusoidal_encoding(
-            max_positions, d_model, dtype=torch.get_default_dtype()
-        )
+        # in the default dtype, as nn.Linear's weights
+        pe = sinusoidal_encoding(max_positions, d_model,
+                                 dtype=torch.get_default_dtype())
         self.register_buffer("pe", pe.unsqueeze(0), persistent=False)
 
-# %% ../nbs/04_positional.ipynb #0a86ec23
-@patch
-def forward(
-    self: PositionalEncoding,
-    x: Tensor,  # embeddings (batch, seq, d_model)
-    offset: int = 0,  # position of x[:, 0] (for step-by-step decoding)
-) -> Tensor:  # dropout(x + PE[offset : offset + seq]), (batch, seq, d_model)
-    seq = _check_input(x, self.d_model, self.max_positions, offset)
-    # x + PE(pos), the same vectors for every sentence in the batch
-    return self.dropout(x + self.pe[:, offset : offset + seq].to(x.dtype))
-
-@patch
-def extra_repr(self: PositionalEncoding) -> str:
-    return f"d_model={self.d_model}, max_positions={self.max_positions}"
-
-# %% ../nbs/04_positional.ipynb #661aa590
-class LearnedPositionalEncoding(nn.Module):
-    ("Add a learned position embedding (the §3.5 alternative, Table 3 row (E)) to x, "
-     "then dropout.")
-
-    def __init__(
-        self,
-        d_model: int,  # embedding size (any size; no sine/cosine pairs here)
-        dropout: float = 0.1,  # dropout on the sum (§5.4)
-        max_positions: int = 5000,  # number of positions with a learned vector
-    ):
-        super().__init__()
-        self.d_model, self.max_positions = (
-            check_int(d_model, "d_model", minimum=1),
-            check_int(max_positions, "max_positions", minimum=1),
-        )
-        # row p = the vector of position p
-        self.embedding = nn.Embedding(max_positions, d_model)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(
-        self,
-        x: Tensor,  # embeddings (batch, seq, d_model)
-        offset: int = 0,  # position of x[:, 0] (for step-by-step decoding)
-    ) -> Tensor:  # dropout(x + P[offset : offset + seq]), (batch, seq, d_model)
-        seq = _check_input(x, self.d_model, self.max_positions, offset)
-        positions = torch.arange(offset, offset + seq, device=x.device)
-        # x + P(pos); (seq, d_model) broadcasts over the batch
-        return self.dropout(x + self.embedding(positions).to(x.dtype))
-
-# %% ../nbs/04_positional.ipynb #d7f8a35e
-def apply_rotary(
-    x: Tensor,  # (..., seq, dim), dim even: queries or keys of one or more heads
-    positions: Tensor,  # (seq,) the position of each row (an integer tensor)
-    base: float = 10000.0,  # theta_i = base^(-2i/dim), the frequencies of §3.5
-) -> Tensor:  # x with pair i of every row at position m rotated by m * theta_i (RoPE)
-    ("Rotate each pair $(x_{2i}, x_{2i+1})$ of the last dimension by the angle "
-     "$m\\theta_i$ (Su et al., 2021).")
-    dim = x.size(-1)
-    if dim % 2:
-        raise ValueError(f"rotary positions need an even width, got {dim}")
-    theta = base ** (
-        -torch.arange(0, dim, 2, device=x.device, dtype=torch.float64) / dim
-    )  # (dim/2,)
-    # (seq, dim/2), in float64 as the sinusoids
-    angle = positions.to(torch.float64)[:, None] * theta
-    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
-    x1, x2 = x[..., 0::2], x[..., 1::2]
-    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
-
-# %% ../nbs/04_positional.ipynb #efcb815a
-class RotaryPositions(nn.Module):
-    ("The positional module of a RoPE model: the attention rotates q and k, "
-     "so nothing is added; dropout (§5.4) stays.")
-
-    def __init__(self, d_model: int, dropout: float = 0.1, max_positions: int = 5000):
-        super().__init__()
-        self.d_model, self.max_positions = (
-            check_int(d_model, "d_model", minimum=1),
-            check_int(max_positions, "max_positions", minimum=1),
-        )
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(
-        self, x: Tensor, offset: int = 0
-    ) -> Tensor:  # dropout(x), (batch, seq, d_model)
-        _check_input(x, self.d_model, self.max_positions, offset)
-        return self.dropout(x)
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:  # x: (batch, seq, d_model)
+        seq = check_positions(x, self.d_model, self.max_positions, offset)
+        # dropout(x + PE(pos)), the same vectors for every sentence in the batch
+        return self.dropout(x + self.pe[:, offset : offset + seq].to(x.dtype))
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_positions={self.max_positions}"
 
-# %% ../nbs/04_positional.ipynb #7fb3ca7e
-def relative_offsets(
-    n_queries: int,  # the queries are the last n_queries of the n_keys positions
-    n_keys: int,  # keys at positions 0, 1, ..., n_keys - 1
-    clip: int,  # k: offsets beyond +-k are clipped to +-k
-    device=None,
-) -> Tensor:  # (n_queries, n_keys) long: clip(j - i, k) + k, a row of the 2k + 1 tables
-    ("The row of $w^K$ and $w^V$ for every (query $i$, key $j$): "
-     "$\\mathrm{clip}(j - i, k) + k$.")
-    # query positions: n_keys - n_queries, ..., n_keys - 1 (all of them without a cache;
-    # with a cache the newest ones, whose keys are the last of the n_keys)
-    i = torch.arange(n_keys - n_queries, n_keys, device=device)[:, None]
-    j = torch.arange(n_keys, device=device)[None, :]
-    return (j - i).clamp(-clip, clip) + clip
+# %% ../nbs/04_positional.ipynb #661aa590
+class LearnedPositionalEncoding(nn.Module):
+    "Add a learned position embedding (Table 3, row (E)) to x, then dropout."
 
-# %% ../nbs/04_positional.ipynb #7596750e
-RELATIVE_CLIP = 16  # k, the clipping distance of Shaw et al.'s experiments
-
-
-class RelativeAttention(nn.Module):
-    ("Scaled dot-product attention with relative position representations "
-     "(Shaw et al., 2018): $a^K$ in the scores, $a^V$ in the outputs.")
-
-    def __init__(
-        self,
-        d_k: int,  # width of each head's queries and keys
-        d_v: int,  # width of each head's values
-        clip: int = RELATIVE_CLIP,  # k: the largest offset with its own vectors
-    ):
+    def __init__(self, d_model: int, dropout: float = 0.1, max_positions: int = 5000):
         super().__init__()
-        self.d_k = check_int(d_k, "d_k", minimum=1)
-        self.d_v = check_int(d_v, "d_v", minimum=1)
-        self.clip = check_int(clip, "clip", minimum=0)
-        # row r + k: w^K_r and w^V_r of offset r = -k, ..., k; one pair per layer
-        self.w_k = nn.Parameter(torch.empty(2 * self.clip + 1, self.d_k))
-        self.w_v = nn.Parameter(torch.empty(2 * self.clip + 1, self.d_v))
-        nn.init.xavier_uniform_(self.w_k)  # as chapter 06 draws every matrix
-        nn.init.xavier_uniform_(self.w_v)
+        self.d_model = check_int(d_model, "d_model", minimum=1)
+        self.max_positions = check_int(max_positions, "max_positions", minimum=1)
+        self.embedding = nn.Embedding(max_positions, d_model)  # row p: position p
+        self.dropout = nn.Dropout(dropout)
 
-    def extra_repr(self) -> str:
-        return f"d_k={self.d_k}, d_v={self.d_v}, clip={self.clip}"
-
-# %% ../nbs/04_positional.ipynb #f798f058
-@patch
-def forward(
-    self: RelativeAttention,
-    q: Tensor,  # (batch, h, n, d_k): the queries, the last n of the m positions
-    k: Tensor,  # (batch, h, m, d_k)
-    v: Tensor,  # (batch, h, m, d_v)
-    mask: Tensor | None = None,  # bool, True = may attend; broadcasts to (b, h, n, m)
-    dropout: nn.Module | None = None,  # on the weights, as chapter 01's attention
-) -> tuple[Tensor, Tensor]:  # z (batch, h, n, d_v) and the weights (batch, h, n, m)
-    n, m = q.size(-2), k.size(-2)
-    rows = relative_offsets(n, m, self.clip, q.device).expand(*q.shape[:-1], m)
-    w_k, w_v = self.w_k.to(q.dtype), self.w_v.to(q.dtype)
-    # q_i . a^K_ij: q_i against all 2k + 1 vectors at once, then the row of each (i, j)
-    q_a = (q @ w_k.T).gather(-1, rows)
-    scores = (q @ k.transpose(-2, -1) + q_a) / math.sqrt(self.d_k)  # e_ij
-    if mask is not None:  # as chapter 01: finite minimum, zero weights on masked keys
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = scores.softmax(dim=-1)
-    if mask is not None:
-        weights = weights.masked_fill(~mask, 0.0)
-    if dropout is not None:
-        weights = dropout(weights)
-    # sum_j alpha_ij a^V_ij: add up the weights of the keys that share a row, then
-    # one (2k + 1) x d_v product
-    per_row = weights.new_zeros(*weights.shape[:-1], 2 * self.clip + 1)
-    per_row = per_row.scatter_add(-1, rows, weights)
-    return weights @ v + per_row @ w_v, weights  # z_i
-
-# %% ../nbs/04_positional.ipynb #674efc65
-class RelativePositions(RotaryPositions):
-    ("The positional module of a relative-position model: the self-attentions add "
-     "$a^K$ and $a^V$, so nothing is added here; dropout (§5.4) stays.")
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:  # x: (batch, seq, d_model)
+        seq = check_positions(x, self.d_model, self.max_positions, offset)
+        positions = torch.arange(offset, offset + seq, device=x.device)
+        return self.dropout(x + self.embedding(positions).to(x.dtype))  # x + P(pos)

@@ -1,6 +1,6 @@
-"""Four ways to give a Transformer positions, measured on one small task where order is everything (chapter 04).
+"""Four ways to give a Transformer positions, measured on one small task where order is everything (chapter 12a).
 
-The kinds are the keys of the model's POSITIONAL_ENCODINGS: `sinusoidal` (§3.5), `learned` (Table 3, row E), `rope`
+The kinds are the keys of chapter 06's POSITIONAL_ENCODINGS (chapter 12a's module `positions` adds the last two): `sinusoidal` (§3.5), `learned` (Table 3, row E), `rope`
 (rotary positions in the self-attentions) and `relative` (Shaw et al., 2018: learned vectors for the clipped offset
 j - i in the self-attentions' scores and values, k = 16). The task is sequence reversal: the source is 1 to
 TRAIN_MAX random symbols, the target the same symbols backwards, so every output token must find the source token at
@@ -15,7 +15,7 @@ in the training set), and `longer`, lengths TRAIN_MAX + 1 to TRAIN_MAX + 4, whic
 One JSON record per (kind, seed) in bench/results/positions/KIND_sSEED.json: the settings, the two accuracies (the
 fraction of sentences reversed exactly), the last training loss, the wall time and the provenance (command, commit,
 date, device, torch version, threads). Seeds pair the kinds: seed s draws the same data and the same order of
-training batches for every kind. Nothing here is a test; tests/test_positional.py tests the modules.
+training batches for every kind. Nothing here is a test; tests/test_positional.py and tests/test_positions.py test the modules.
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from provenance import cpu_name, git_commit  # noqa: E402
 from annotated_transformer.batching import make_batch  # noqa: E402
 from annotated_transformer.copytask import copy_accuracy, copy_task_pairs  # noqa: E402
 from annotated_transformer.model import POSITIONAL_ENCODINGS, make_model  # noqa: E402
+import annotated_transformer.positions  # noqa: E402,F401  (adds rope and relative to the table)
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "positions"
