@@ -15,6 +15,7 @@ import difflib
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -398,8 +399,8 @@ def transformer_parameter_count(config: TransformerConfig) -> int:
     # a learned table has a row per position;
     # the source and target sides each get their own copy
     positions = 2 * config.max_positions * d if config.positional == "learned" else 0
-    if config.positional == "relative":  # 2k + 1 rows of d_k and d_v per self-attention
-        positions = 2 * N * (2 * RELATIVE_CLIP + 1) * (d_k + d_v)
+    if config.positional in POSITION_PARAMETERS:  # a kind of chapter 12a
+        positions = POSITION_PARAMETERS[config.positional](config)
     # the three V x d matrices (source table, target table, generator weight),
     # a shared one counted once
     if len(config.tied) == 3:

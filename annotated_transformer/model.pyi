@@ -10,7 +10,7 @@ from torch import Tensor
 from torch.nn import Module, ModuleList
 from typing import Any
 
-__all__ = ['POSITIONAL_ENCODINGS', 'INITS', 'Embeddings', 'clones', 'EncoderLayer', 'DecoderLayer', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder', 'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'transformer_parameter_count']
+__all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'INITS', 'Embeddings', 'clones', 'EncoderLayer', 'DecoderLayer', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder', 'positional_kinds', 'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'transformer_parameter_count']
 
 class Embeddings(Module):
     """Learned token embeddings multiplied by $\\sqrt{d_{model}}$ (§3.4)."""
@@ -92,8 +92,19 @@ class EncoderDecoder(Module):
         """Parameters:
         - returns: decoder states
         """
-POSITIONAL_ENCODINGS: dict
+POSITIONAL_ENCODINGS: Any
+SELF_ATTENTIONS: Any
+POSITION_PARAMETERS: Any
 INITS: tuple
+
+def positional_kinds() -> Any:
+    """The values `TransformerConfig.positional` accepts: the paper's two, and later ones."""
+
+def positional_encoding(config) -> Module:
+    """The module that adds `config.positional`'s positions to the embeddings."""
+
+def self_attention(config, attn: MultiHeadAttention) -> MultiHeadAttention:
+    """The self-attention of `config.positional`: `attn` itself (the paper's), or a subclass of the same sizes that puts positions inside the attention."""
 
 class TransformerConfig:
     """Hyperparameters of the Transformer; defaults: the paper's base model (Table 3)."""
