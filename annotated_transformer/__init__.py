@@ -30,9 +30,9 @@ from .sampler import (DATA_BUILDERS, DataBundle, TokenBatchSampler, copy_data, g
 from .checkpoint import (RunWriteError, average_checkpoints, find_checkpoint, last_checkpoints, list_checkpoints,
                          load_checkpoint, load_model, save_checkpoint)
 from .runs import RunLocked, Stopped
-from .loss import LabelSmoothingLoss, NoamSchedule, Seq2SeqLoss, make_optimizer, rate, train_loop
+from .loss import LabelSmoothingLoss, NoamSchedule, make_optimizer, rate, train_loop
 from .train_config import TrainConfig, autocast_context, pick_device
-from .trainer import StepOutOfMemory, Trainer, init_distributed
+from .trainer import Seq2SeqLoss, StepOutOfMemory, Trainer, init_distributed
 from .decoding import (IncrementalDecoder, KVCache, beam_search, filter_logits, gnmt_length_penalty, greedy_decode,
                        sample_decode, sample_next)
 from .data import ParallelCorpus, load_bible, load_corpus, load_hf, load_text, load_tsv, register_corpus
@@ -93,9 +93,9 @@ __all__ = [
     "load_checkpoint", "load_model", "save_checkpoint",
     "RunLocked", "Stopped",
     # 07 training, 07a the configuration of a run, 07b the trainer
-    "LabelSmoothingLoss", "NoamSchedule", "Seq2SeqLoss", "make_optimizer", "rate", "train_loop",
+    "LabelSmoothingLoss", "NoamSchedule", "make_optimizer", "rate", "train_loop",
     "TrainConfig", "autocast_context", "pick_device",
-    "StepOutOfMemory", "Trainer", "init_distributed",
+    "Seq2SeqLoss", "StepOutOfMemory", "Trainer", "init_distributed",
     # 08 decoding
     "IncrementalDecoder", "KVCache", "beam_search", "filter_logits", "gnmt_length_penalty", "greedy_decode",
     "sample_decode", "sample_next",

@@ -1,6 +1,6 @@
 # Type stubs of annotated_transformer.architecture, written by tools/make_stubs.py from the imported package: do not edit.
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
-"""The book's maps: Figures 1 and 2 of the paper and the pipeline of training and translating, drawn by code, with any part highlighted ("you are here"); and the attention maps of trained models."""
+"""The book's figures as code: Figures 1 and 2 of the paper and the pipeline of training and translating, with any part highlighted ("you are here"), the attention maps of trained models, and a first run of the package's pieces."""
 
 from typing import Any, Iterable, Sequence
 

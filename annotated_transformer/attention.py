@@ -54,21 +54,16 @@ def attention(
     query: Tensor,  # (..., n_queries, d_k)
     key: Tensor,  # (..., n_keys, d_k)
     value: Tensor,  # (..., n_keys, d_v)
-    # bool, True = may attend; broadcasts to (..., n_queries, n_keys)
-    mask: Tensor | None = None,
-    # applied to the attention weights (Harvard/PyTorch; not in the paper)
-    dropout: nn.Module | None = None,
-    # output (..., n_queries, d_v) and the weights (..., n_queries, n_keys)
-) -> tuple[Tensor, Tensor]:
+    mask: Tensor | None = None,  # bool, True = may attend; broadcasts to the scores
+    dropout: nn.Module | None = None,  # on the weights (Harvard/PyTorch, not the paper)
+) -> tuple[Tensor, Tensor]:  # output (..., n_queries, d_v) and the weights A
     "Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V (§3.2.1), explicitly."
     scores_shape = _check_qkv(query, key, value)
     if mask is not None:
         check_mask(mask, scores_shape)
-    d_k = query.size(-1)
     # S = Q K^T / sqrt(d_k)
-    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)
-    if mask is not None:
-        # masked scores -> most negative finite number: exp(min - max) = 0, never 0/0
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+    if mask is not None:  # masked scores -> the most negative finite number
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     # A = softmax(S), row by row
     weights = scores.softmax(dim=-1)
@@ -106,23 +101,18 @@ def fused_attention(
     query: Tensor,  # (..., n_queries, d_k)
     key: Tensor,  # (..., n_keys, d_k)
     value: Tensor,  # (..., n_keys, d_v)
-    # bool, True = may attend; broadcasts to (..., n_queries, n_keys)
-    mask: Tensor | None = None,
-    # dropout probability on the attention weights (pass 0.0 when evaluating)
-    dropout_p: float = 0.0,
-    # True: query i may attend to keys 0..i only (n_queries = n_keys), unbuilt
-    is_causal: bool = False,
+    mask: Tensor | None = None,  # bool, True = may attend; broadcasts to the scores
+    dropout_p: float = 0.0,  # dropout on the attention weights (0.0 when evaluating)
+    is_causal: bool = False,  # query i may attend to keys 0..i only, no mask built
 ) -> Tensor:  # output (..., n_queries, d_v)
     ("The same attention through PyTorch's fused `scaled_dot_product_attention`; "
      "fully masked rows give zeros.")
     scores_shape = _check_qkv(query, key, value)
     mask, is_causal = _kernel_mask(mask, scores_shape, is_causal)
-    # softmax(Q K^T / sqrt(d_k)) V in one fused kernel
-    # (the scale defaults to 1/sqrt(d_k))
+    # softmax(Q K^T / sqrt(d_k)) V in one kernel (the scale defaults to 1/sqrt(d_k))
     out = F.scaled_dot_product_attention(
         query, key, value, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal
     )
-    if mask is not None:
-        # a query with no allowed key -> zero output, whatever the backend does
+    if mask is not None:  # a query with no allowed key -> zero output, on any backend
         out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
     return out

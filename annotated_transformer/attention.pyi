@@ -22,9 +22,9 @@ def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = .
     - query: (..., n_queries, d_k)
     - key: (..., n_keys, d_k)
     - value: (..., n_keys, d_v)
-    - mask: bool, True = may attend; broadcasts to (..., n_queries, n_keys)
-    - dropout: applied to the attention weights (Harvard/PyTorch; not in the paper)
-    - returns: output (..., n_queries, d_v) and the weights (..., n_queries, n_keys)
+    - mask: bool, True = may attend; broadcasts to the scores
+    - dropout: on the weights (Harvard/PyTorch, not the paper)
+    - returns: output (..., n_queries, d_v) and the weights A
     """
 
 def fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., dropout_p: float = ..., is_causal: bool = ...) -> Tensor:
@@ -34,8 +34,8 @@ def fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | No
     - query: (..., n_queries, d_k)
     - key: (..., n_keys, d_k)
     - value: (..., n_keys, d_v)
-    - mask: bool, True = may attend; broadcasts to (..., n_queries, n_keys)
-    - dropout_p: dropout probability on the attention weights (pass 0.0 when evaluating)
-    - is_causal: True: query i may attend to keys 0..i only (n_queries = n_keys), unbuilt
+    - mask: bool, True = may attend; broadcasts to the scores
+    - dropout_p: dropout on the attention weights (0.0 when evaluating)
+    - is_causal: query i may attend to keys 0..i only, no mask built
     - returns: output (..., n_queries, d_v)
     """

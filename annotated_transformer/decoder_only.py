@@ -35,7 +35,7 @@ class CausalLayer(EncoderLayer):
         x: Tensor,  # (batch, seq, d_model)
         # bool, True = may attend: (1|batch, seq, cached + seq); causal unless a prefix is open
         mask: Tensor | None = None,
-        cache: KVCache | None = None,  # keys and values of the earlier positions (chapter 08)
+        cache: KVCache | None = None,  # keys and values of the earlier positions (chapter 09b0)
     ) -> Tensor:  # (batch, seq, d_model)
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask, cache=cache))
         return self.sublayer[1](x, self.feed_forward)
@@ -180,7 +180,7 @@ def forward(
     self: DecoderOnlyLM,
     tokens: Tensor,  # (batch, seq) ids that follow the cached positions (if any)
     mask: Tensor | None = None,  # (1|batch, seq, cached + seq) bool; None: causal
-    caches: list[KVCache] | None = None,  # one per layer, from `new_caches`: chapter 08's KVCache
+    caches: list[KVCache] | None = None,  # one per layer, from `new_caches`: chapter 09b0's KVCache
 ) -> Tensor:  # decoder states (batch, seq, d_model); `self.generator` gives log p
     start = caches[0].length if caches else 0  # positions already read
     n = tokens.size(1)
@@ -225,7 +225,7 @@ def lm_nll(
     return nll.masked_select(keep).sum(), keep.sum()
 
 # %% ../nbs/13_decoder_only.ipynb #63ce6bdb
-from .decoding import check_sampling, filter_logits, sample_next  # chapter 08
+from .decoding import check_sampling, filter_logits, sample_next  # 09b0
 
 # %% ../nbs/13_decoder_only.ipynb #12710f0a
 @torch.no_grad()

@@ -18,7 +18,7 @@ class CausalLayer(EncoderLayer):
         """Parameters:
         - x: (batch, seq, d_model)
         - mask: bool, True = may attend: (1|batch, seq, cached + seq); causal unless a prefix is open
-        - cache: keys and values of the earlier positions (chapter 08)
+        - cache: keys and values of the earlier positions (chapter 09b0)
         - returns: (batch, seq, d_model)
         """
 NORMS: tuple
@@ -97,7 +97,7 @@ class DecoderOnlyLM(Module):
         """Parameters:
         - tokens: (batch, seq) ids that follow the cached positions (if any)
         - mask: (1|batch, seq, cached + seq) bool; None: causal
-        - caches: one per layer, from `new_caches`: chapter 08's KVCache
+        - caches: one per layer, from `new_caches`: chapter 09b0's KVCache
         - returns: decoder states (batch, seq, d_model); `self.generator` gives log p
         """
     def new_caches(self, capacity: int = ...) -> list[KVCache]:

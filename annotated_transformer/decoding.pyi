@@ -1,6 +1,6 @@
 # Type stubs of annotated_transformer.decoding, written by tools/make_stubs.py from the imported package: do not edit.
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
-"""Paper: §6.1 (beam search, length penalty, maximum output length, checkpoint averaging), with the length penalty of GNMT (Wu et al. 2016, the paper's reference [38])."""
+"""Paper: §6.1 (beam search, length penalty, maximum output length), built as a library: batched, with a key/value cache, and with the choices the paper leaves open written down."""
 
 import torch
 from annotated_transformer.model import EncoderDecoder

@@ -18,76 +18,52 @@ __all__ = ['AddAndNorm', 'PositionwiseFeedForward']
 
 # %% ../nbs/05_sublayers.ipynb #873289d6
 class AddAndNorm(nn.Module):
-    ("Residual connection + dropout + LayerNorm around a sublayer: post-norm (paper) "
-     "or pre-norm.")
+    "LayerNorm(x + Dropout(Sublayer(x))) (§3.1, §5.4); pre-norm with norm_first=True."
 
-    def __init__(
-        self,
-        d_model: int,  # width of x and of the sublayer's output (512 in the paper)
-        dropout: float = 0.1,  # P_drop on the sublayer's output, before the add (§5.4)
-        norm_first: bool = False,  # False: LN(x + F(x)) (§3.1); True: x + F(LN(x))
-        eps: float = 1e-5,  # added to the variance inside LayerNorm's square root
-    ):
+    def __init__(self, d_model: int, dropout: float = 0.1, norm_first: bool = False,
+                 eps: float = 1e-5):  # eps: inside LayerNorm's square root
         super().__init__()
-        check_int(d_model, "d_model", minimum=1)
-        check_probability(dropout)
+        check_int(d_model, "d_model", minimum=1); check_probability(dropout)
         self.d_model, self.norm_first = d_model, norm_first
         self.norm = nn.LayerNorm(d_model, eps=eps)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)  # P_drop on the sublayer's output (§5.4)
+
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        # x: (batch, seq, d_model); _branch = Dropout(F(inp)), shape checked (folded)
+        if self.norm_first:  # x + Dropout(Sublayer(LayerNorm(x)))
+            return x + self._branch(x, sublayer, self.norm(x))
+        # LayerNorm(x + Dropout(Sublayer(x)))
+        return self.norm(x + self._branch(x, sublayer, x))
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, norm_first={self.norm_first}"
 
 # %% ../nbs/05_sublayers.ipynb #6e772955
 @patch
-def _branch(
-    self: AddAndNorm, x: Tensor, sublayer: Callable[[Tensor], Tensor], inp: Tensor
-) -> Tensor:
-    "Dropout(sublayer(inp)), after checking that it can be added to `x`."
+def _branch(self: AddAndNorm, x: Tensor, sublayer: Callable[[Tensor], Tensor],
+            inp: Tensor) -> Tensor:
     out = sublayer(inp)
     if not isinstance(out, Tensor):
         raise TypeError(f"sublayer must return a Tensor, got {type(out).__name__} "
                         "(for nn.MultiheadAttention, which returns a tuple, "
                         "use attn(x, x, x)[0])")
-    if out.shape != x.shape:
-        raise ValueError(f"sublayer output shape {tuple(out.shape)} does not match "
-                         f"input shape {tuple(x.shape)}: "
-                         "x + Sublayer(x) needs equal shapes")
-    return self.dropout(out)
-
-# %% ../nbs/05_sublayers.ipynb #f02e69de
-@patch
-def forward(self: AddAndNorm,
-            x: Tensor,                              # (batch, seq, d_model)
-            sublayer: Callable[[Tensor], Tensor],   # F: (batch, seq, d_model) -> same
-            ) -> Tensor:                            # (batch, seq, d_model)
-    if self.norm_first:
-        # x + Dropout(Sublayer(LayerNorm(x)))
-        return x + self._branch(x, sublayer, self.norm(x))
-    # LayerNorm(x + Dropout(Sublayer(x)))
-    return self.norm(x + self._branch(x, sublayer, x))
-
-@patch
-def extra_repr(self: AddAndNorm) -> str:
-    return f"d_model={self.d_model}, norm_first={self.norm_first}"
+    if out.shape == x.shape:
+        return self.dropout(out)
+    raise ValueError(f"sublayer output shape {tuple(out.shape)} does not match input "
+                     f"shape {tuple(x.shape)}: x + Sublayer(x) needs equal shapes")
 
 # %% ../nbs/05_sublayers.ipynb #5784dd8a
 class PositionwiseFeedForward(nn.Module):
     "FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 at every position alike (§3.3, equation 2)."
 
-    def __init__(self,
-                 d_model: int,  # input and output width (512 in the paper)
-                 d_ff: int,  # inner width (2048 in the paper)
-                 # on the hidden ReLU activations (as PyTorch; not in the paper)
-                 dropout: float = 0.1):
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.1):
         super().__init__()
-        check_int(d_model, "d_model", minimum=1)
-        check_int(d_ff, "d_ff", minimum=1)
+        check_int(d_model, "d_model", minimum=1); check_int(d_ff, "d_ff", minimum=1)
         check_probability(dropout)
-        # weight (d_ff, d_model) = W_1 transposed, bias b_1
-        self.w_1 = nn.Linear(d_model, d_ff)
-        # weight (d_model, d_ff) = W_2 transposed, bias b_2
-        self.w_2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.w_1 = nn.Linear(d_model, d_ff)  # weight: W_1 transposed; bias: b_1
+        self.w_2 = nn.Linear(d_ff, d_model)  # weight: W_2 transposed; bias: b_2
+        self.dropout = nn.Dropout(dropout)  # on the hidden ReLU (as PyTorch; not §5.4)
 
     def forward(self, x: Tensor) -> Tensor:  # (..., d_model) -> (..., d_model)
         # max(0, x W_1 + b_1) W_2 + b_2
-        # (with dropout on the hidden layer while training)
         return self.w_2(self.dropout(torch.relu(self.w_1(x))))

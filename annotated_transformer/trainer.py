@@ -21,6 +21,7 @@ from typing import Callable, Iterator, Sequence
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+import torch.nn.functional as F
 from fastcore.basics import patch
 from torch import Tensor
 from tqdm import tqdm
@@ -31,7 +32,7 @@ from .checkpoint import (RunWriteError, append_line, atomic_write_bytes,
                                               list_checkpoints, load_checkpoint,
                                               prune_checkpoints, rng_state, save_checkpoint)
 from .checks import check_special_ids, check_token_ids, token_ids_checked
-from .loss import LabelSmoothingLoss, Seq2SeqLoss, make_optimizer
+from .loss import LabelSmoothingLoss, make_optimizer
 from .model import Generator, TransformerConfig, model_config_dict, unwrap
 from .runs import measure_peak, memory_in_use
 from .sampler import (TokenBatchSampler, budget_rows, make_batch,
@@ -39,7 +40,34 @@ from .sampler import (TokenBatchSampler, budget_rows, make_batch,
 from .train_config import TrainConfig, autocast_context, pick_device
 
 # %% auto #0
-__all__ = ['data_file_bytes', 'LogitsSeq2SeqLoss', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+__all__ = ['Seq2SeqLoss', 'data_file_bytes', 'LogitsSeq2SeqLoss', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+
+# %% ../nbs/07b_trainer.ipynb #b650400d
+class Seq2SeqLoss(nn.Module):
+    ("model → generator → (Σ label-smoothed loss, Σ negative log-likelihood) "
+     "over the non-PAD labels.")
+    wraps_model = True  # `unwrap` finds the model inside
+
+    def __init__(self, model: nn.Module, criterion: LabelSmoothingLoss):
+        super().__init__()
+        if criterion.reduction != "sum":
+            raise ValueError("Seq2SeqLoss needs a criterion with reduction='sum'")
+        self.model, self.criterion = model, criterion
+
+    def forward(
+        self, src, tgt_in, tgt_out, src_mask, tgt_mask
+    ) -> tuple[Tensor, Tensor]:
+        log_probs = self.model.generator(self.model(src, tgt_in, src_mask, tgt_mask))
+        if log_probs.dtype in (torch.float16, torch.bfloat16):
+            log_probs = log_probs.float()  # the loss in float32 even under autocast
+        loss = self.criterion(log_probs, tgt_out)
+        nll = F.nll_loss(
+            log_probs.flatten(0, 1),
+            tgt_out.flatten(),
+            ignore_index=self.criterion.pad_idx,
+            reduction="sum",
+        )
+        return loss, nll
 
 # %% ../nbs/07b_trainer.ipynb #3f3d8cb9
 def data_file_bytes(files: dict) -> dict[str, bytes]:

@@ -2,14 +2,23 @@
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
 """Paper: §5.1–§5.4. The training loop: one update from a global batch, logging, evaluation, checkpoints that resume exactly, stopping, memory and DDP; then the copy task, trained on a CPU."""
 
-from annotated_transformer.loss import Seq2SeqLoss
+from annotated_transformer.loss import LabelSmoothingLoss
 from annotated_transformer.train_config import TrainConfig
 from pathlib import Path
 from torch import Tensor, nn
 from torch.autograd import Function
+from torch.nn import Module
 from typing import Any, Callable, Sequence
 
-__all__ = ['data_file_bytes', 'LogitsSeq2SeqLoss', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+__all__ = ['Seq2SeqLoss', 'data_file_bytes', 'LogitsSeq2SeqLoss', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
+
+class Seq2SeqLoss(Module):
+    """model → generator → (Σ label-smoothed loss, Σ negative log-likelihood) over the non-PAD labels."""
+    criterion: Any
+    model: Any
+    wraps_model: bool
+    def __init__(self, model: nn.Module, criterion: LabelSmoothingLoss) -> None: ...
+    def forward(self, src, tgt_in, tgt_out, src_mask, tgt_mask) -> tuple[Tensor, Tensor]: ...
 
 def data_file_bytes(files: dict) -> dict[str, bytes]:
     """A run's data files (DataBundle.files: name -> text or bytes) as bytes, their names checked."""

@@ -145,7 +145,7 @@ def translate(
     batch_size: int = 64,  # most sentences decoded together
     # most padded source tokens per batch (beam search multiplies them by k)
     max_tokens: int = 6000,
-    # sample instead of searching (chapter 08's sample_decode), with these settings:
+    # sample instead of searching (chapter 09b0's sample_decode), with these settings:
     sample: bool = False,
     temperature: float = 1.0,  # 0: greedy; < 1 sharper, > 1 flatter than the model
     top_k: int | None = None,  # keep the k most probable tokens

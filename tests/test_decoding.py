@@ -1,4 +1,5 @@
-"""Tests for annotated_transformer.decoding (chapter 08, nbs/08_decoding.ipynb).
+"""Tests for annotated_transformer.decoding (chapter 09b0, nbs/09b0_decoding_at_scale.ipynb), and for the short
+teaching versions of chapter 08 (nbs/08_decoding.ipynb), which must decode as the library does.
 
 - the KV cache equals recomputing the prefix (tokens identical, log-probabilities to ~1e-12 in float64),
   post-norm and pre-norm, sinusoidal and learned positions, padded sources; and equals teacher forcing;
@@ -607,6 +608,42 @@ def test_greedy_equals_chapter_06c_greedy_decode_simple():
     assert torch.equal(ours, theirs)
 
 
+def _chapter_08_function(name):
+    "A function that chapter 08 defines in a cell of its own (not exported: the chapter is the short path's)."
+    import json
+    from pathlib import Path
+    nb = Path(__file__).resolve().parents[1] / "nbs" / "08_decoding.ipynb"
+    import math
+    from torch import Tensor
+    scope = {"torch": torch, "math": math, "Tensor": Tensor, "BOS": BOS, "EOS": EOS, "PAD": PAD,
+             "causal_mask": causal_mask}
+    for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and f"\ndef {name}(" in "\n" + source:
+            exec(compile(source, f"<chapter 08: {name}>", "exec"), scope)
+            return scope[name]
+    raise AssertionError(f"chapter 08 no longer defines {name}")
+
+
+@pytest.mark.parametrize("seed,norm_first", [(0, False), (1, True), (2, False)])
+def test_chapter_08s_greedy_equals_greedy_decode(seed, norm_first):
+    "The 15-line teaching version (recomputing the prefix) gives greedy_decode's tokens (cache), in float64."
+    greedy = _chapter_08_function("greedy")
+    m = small_model(seed=seed, norm_first=norm_first)
+    with torch.no_grad():
+        m.generator.proj.bias[EOS] += 1.0  # some outputs end with EOS, others run to their limit
+        m.generator.proj.bias[PAD] += 2.0  # PAD likely: neither may generate it
+    src, mask = padded_sources(seed=seed, batch=6)
+    assert torch.equal(greedy(m, src, mask), greedy_decode(m, src, mask))
+
+
+def test_chapter_08s_length_penalty_is_gnmt_length_penalty():
+    lp = lambda length, alpha: ((5 + length) / 6) ** alpha  # chapter 08's one line
+    for n in range(1, 60):
+        for alpha in (0.0, 0.3, 0.6, 1.0):
+            assert lp(n, alpha) == gnmt_length_penalty(n, alpha)
+
+
 def test_pad_is_never_generated():
     m = small_model(seed=16, tgt_vocab=7)
     with torch.no_grad():
@@ -679,7 +716,7 @@ def test_sampling_errors():
 
 
 def test_filter_logits_and_sample_next_match_chapter_13s():
-    "Chapter 08 defines them; chapter 13's decoder-only model uses the same functions (same behaviour)."
+    "Chapter 09b0 defines them; chapter 13's decoder-only model uses the same functions (same behaviour)."
     from annotated_transformer import decoder_only, decoding
     torch.manual_seed(0)
     logits = torch.randn(6, 20, dtype=torch.float64)

@@ -13,8 +13,8 @@ import torch
 NBS = Path(__file__).resolve().parents[1] / "nbs"
 SOLUTION = re.compile(r"^#\|\s*fold\s*\n# Solution to exercise (\d\d\w*)\.(\d+)\b")
 # the teaching part (the short path of _toc.yml's first part) and the engineering chapters that keep exercises
-TEACHING = ["00b", "01", "02", "03", "04", "05", "05b", "06", "06b", "07", "06c", "08"]
-CHAPTERS_WITH_EXERCISES = [*TEACHING, "06d", "06e", "07a", "07b", "07c"]
+TEACHING = ["00b", "01", "02", "03", "04", "05", "06", "06b", "07", "06c", "08"]
+CHAPTERS_WITH_EXERCISES = [*TEACHING, "05b", "06d", "06e", "07a", "07b", "07c"]
 EXERCISE = re.compile(r"^### Exercise (\d\d\w*)\.(\d+)( \(build\))?:", re.M)
 FOLDED_OUTCOME = "<details><summary>Expected outcome</summary>"
 

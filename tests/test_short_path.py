@@ -140,3 +140,113 @@ def test_teaching_text_has_no_history(chapter):
 def test_the_history_rules_catch_what_they_should(sentence, caught):
     hits = [rx.search(sentence) for _, rx in HISTORY] + [bool(findings(sentence, rules=[COMMIT_HASH]))]
     assert any(hits) == caught
+
+
+# ---- The path's size, its names, its exercises and its files (what a learner reads in an evening) ----------------
+# Counted as a reader meets the code: a code cell is hidden (not counted) when `#| hide` / `#| echo: false` or the tag
+# remove-input / remove-cell keeps its source off the website, folded when `#| fold` or the tag hide-input puts it
+# behind a button (Jupyter shows it all), shown otherwise; `#|` lines and blank lines are not counted. Words are the
+# markdown cells' whitespace-separated words.
+LIMITS = {"shown": 1500, "shown + folded": 2500, "words": 18000}
+_FOLD = re.compile(r"^#\|\s*fold\s*$", re.M)
+
+
+def kind(cell: dict) -> str:
+    source, tags = "".join(cell["source"]), set(cell.get("metadata", {}).get("tags", []))
+    if HIDDEN.search(source) or tags & {"remove-input", "remove-cell"}:
+        return "hidden"
+    return "folded" if _FOLD.search(source) or "hide-input" in tags else "shown"
+
+
+def size(chapter: str) -> dict[str, int]:
+    "{'shown': lines, 'folded': lines, 'words': words} of one chapter."
+    found = {"shown": 0, "folded": 0, "hidden": 0, "words": 0}
+    for cell in cells(chapter):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            found["words"] += len(source.split())
+        elif cell["cell_type"] == "code":
+            found[kind(cell)] += sum(1 for line in source.split("\n") if line.strip() and not line.startswith("#|"))
+    del found["hidden"]
+    return found
+
+
+def path_size() -> dict[str, int]:
+    sizes = [size(chapter) for chapter in TEACHING]
+    shown, folded = sum(s["shown"] for s in sizes), sum(s["folded"] for s in sizes)
+    return {"shown": shown, "shown + folded": shown + folded, "words": sum(s["words"] for s in sizes)}
+
+
+def test_the_counting_rules():
+    cell = lambda source, tags=(): {"cell_type": "code", "source": source, "metadata": {"tags": list(tags)}}
+    assert kind(cell("#| hide\nx = 1")) == kind(cell("#| echo: false\nplot()")) == "hidden"
+    assert kind(cell("x = 1", ["remove-input"])) == "hidden"
+    assert kind(cell("#| export\n#| fold\ndef f(): ...")) == kind(cell("x", ["hide-input"])) == "folded"
+    assert kind(cell("#| export\nx = 1")) == kind(cell("#| fold: output\nprint(x)")) == "shown"
+
+
+@pytest.mark.parametrize("what", LIMITS)
+def test_the_short_path_fits_an_evening(what):
+    found = path_size()[what]
+    per_chapter = "\n".join(f"  {Path(ch).name}: {size(ch)}" for ch in TEACHING)
+    assert found <= LIMITS[what], f"the short path has {found:,} {what} (limit {LIMITS[what]:,}):\n{per_chapter}"
+
+
+# Names of the library's engineering that the path's shown and folded code does not use (`register_buffer` is
+# PyTorch's and allowed): registries, serialisation, distributed and resumable training, the trainer, positions
+# beyond the paper, sampling, grouped heads, back-compatibility.
+OFF_PATH = ["ARCHS", "TO_OURS", "POSITIONAL_ENCODINGS", "DATA_BUILDERS", "unwrap", "DistributedSampler",
+            "DistributedDataParallel", "world_size", "static_shapes", "with_empty_rows", "pad_to_multiple", "difflib",
+            "to_dict", "from_dict", "TrainConfig", "Trainer", "RunLock", "token_ids_checked", "RotaryPositions",
+            "RelativeAttention", "relative_offsets", "top_p", "top_k", "sample_decode", "n_kv_heads", "_RENAMED"]
+OFF_PATH_RX = re.compile(r"\bregister_(?!buffer\b)\w+|\bupgrade_\w+|\brotate=|\b(?:" + "|".join(OFF_PATH) + r")\b")
+
+
+def test_the_off_path_rule_catches_what_it_should():
+    for text in ["register_arch('x', f)", "POSITIONAL_ENCODINGS['rope']", "mha(rotate=f)", "upgrade_model_config(c)",
+                 "cfg.to_dict()", "Trainer(model)"]:
+        assert OFF_PATH_RX.search(text), text
+    for text in ["self.register_buffer('pe', pe)", "TrainerX", "rotate(q)", "my_top_p_list"]:
+        assert not OFF_PATH_RX.search(text), text
+
+
+@pytest.mark.parametrize("chapter", TEACHING, ids=lambda c: Path(c).name)
+def test_only_the_paper_on_the_path(chapter):
+    found = [f"cell {i}: {m.group(0)}" for i, cell in enumerate(cells(chapter))
+             if cell["cell_type"] == "code" and kind(cell) != "hidden"
+             for m in OFF_PATH_RX.finditer("".join(cell["source"]))]
+    assert not found, f"{len(found)} use(s) of the library's engineering on the short path:\n" + "\n".join(found)
+
+
+EXERCISE_HEADING = re.compile(r"^### Exercise \d\d\w*\.\d+", re.M)
+SOLUTION_START = re.compile(r"^#\|\s*fold\s*\n# Solution to exercise ")
+OUTPUT_KEPT_BACK = re.compile(r"^#\|\s*(?:fold:\s*output|output:\s*false)\s*$", re.M)
+
+
+def starters(chapter: str) -> list[tuple[int, dict]]:
+    "(index, cell): the code cells between an exercise's heading and its solution, the cells the reader edits."
+    found, inside = [], False
+    for i, cell in enumerate(cells(chapter)):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and re.match(r"#{1,3} ", source):
+            inside = bool(EXERCISE_HEADING.match(source))
+        elif cell["cell_type"] == "code" and SOLUTION_START.match(source):
+            inside = False
+        elif inside and cell["cell_type"] == "code":
+            found.append((i, cell))
+    return found
+
+
+@pytest.mark.parametrize("chapter", TEACHING, ids=lambda c: Path(c).name)
+def test_a_starter_cell_shows_no_outcome(chapter):
+    "The reader predicts first: a starter's stored output stays off the page (none, or folded behind a button)."
+    shown = [f"cell {i}" for i, cell in starters(chapter) if cell.get("outputs")
+             and not OUTPUT_KEPT_BACK.search("".join(cell["source"]))
+             and not {"hide-output", "remove-output"} & set(cell.get("metadata", {}).get("tags", []))]
+    assert not shown, "starter cells whose output the website shows: " + ", ".join(shown)
+
+
+def test_the_files_sort_in_reading_order():
+    "A newcomer who opens nbs/ finds the chapters in the order the book reads them."
+    chapters = [c for c in TEACHING + ELSEWHERE if c.startswith("nbs/")]
+    assert chapters == sorted(chapters), "\n".join(f"{a}  >  {b}" for a, b in zip(chapters, chapters[1:]) if a > b)

@@ -26,7 +26,8 @@ def test_torch_to_ours_computes_the_same_function():
 
 def test_same_weights_same_training_step():
     "With the same weights (and no dropout), our model and nn.Transformer compute the same loss and gradients."
-    from annotated_transformer.loss import LabelSmoothingLoss, Seq2SeqLoss
+    from annotated_transformer.loss import LabelSmoothingLoss
+    from annotated_transformer.trainer import Seq2SeqLoss
     torch.manual_seed(1)
     theirs = TorchTransformer(40, 40, N=2, d_model=32, d_ff=64, h=4, dropout=0.0, share_embeddings=True).double()
     ours = torch_to_ours(theirs).train()

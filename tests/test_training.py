@@ -546,8 +546,7 @@ def test_fused_adam_makes_the_same_updates():
 def test_bf16_loss_from_logit_blocks_matches_the_log_softmax_path():
     """Under bf16 autocast the trainer's loss module takes the loss from the logits in blocks: chapter 07's values, and
     gradients as close to float32's as those of chapter 07's log_softmax path under bf16."""
-    from annotated_transformer.loss import Seq2SeqLoss
-    from annotated_transformer.trainer import LogitsSeq2SeqLoss
+    from annotated_transformer.trainer import LogitsSeq2SeqLoss, Seq2SeqLoss
 
     tr = small_trainer(dropout=0.0, amp="bf16")
     assert type(tr.loss_module) is LogitsSeq2SeqLoss
