@@ -21,9 +21,11 @@ from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .model import (Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
                     TransformerConfig, count_parameters, init_weights, make_model, make_model_from_config,
                     tie_embeddings, transformer_parameter_count)
-from .batching import (BOS, DATA_BUILDERS, EOS, PAD, UNK, Batch, DataBundle, TokenBatchSampler, get_data_builder,
-                       make_batch, register_data)
-from .copytask import copy_accuracy, copy_data, copy_task_pairs, greedy_decode_simple, strip_special
+from .batching import BOS, EOS, PAD, UNK, Batch, length_batches
+from .copytask import copy_accuracy, copy_task_pairs, greedy_decode_simple, strip_special
+# chapter 09: `make_batch` here is chapter 06b's with `pad_to_multiple`
+from .sampler import (DATA_BUILDERS, DataBundle, TokenBatchSampler, copy_data, get_data_builder, make_batch,
+                      register_data, with_empty_rows)
 from .checkpoint import (RunWriteError, average_checkpoints, find_checkpoint, last_checkpoints, list_checkpoints,
                          load_checkpoint, load_model, save_checkpoint)
 from .runs import RunLocked, Stopped
@@ -82,9 +84,11 @@ __all__ = [
     "TransformerConfig", "build_model", "count_parameters", "init_weights", "make_model", "make_model_from_config",
     "model_config_dict", "register_arch", "tie_embeddings", "transformer_parameter_count", "unwrap",
     # 06b batches, 06c the copy task
-    "BOS", "DATA_BUILDERS", "EOS", "PAD", "UNK", "Batch", "DataBundle", "TokenBatchSampler", "get_data_builder",
-    "make_batch", "register_data",
-    "copy_accuracy", "copy_data", "copy_task_pairs", "greedy_decode_simple", "strip_special",
+    "BOS", "EOS", "PAD", "UNK", "Batch", "length_batches",
+    "copy_accuracy", "copy_task_pairs", "greedy_decode_simple", "strip_special",
+    # 09 batches at scale
+    "DATA_BUILDERS", "DataBundle", "TokenBatchSampler", "copy_data", "get_data_builder", "make_batch",
+    "register_data", "with_empty_rows",
     # 06d checkpoints, 06e run directories
     "RunWriteError", "average_checkpoints", "find_checkpoint", "last_checkpoints", "list_checkpoints",
     "load_checkpoint", "load_model", "save_checkpoint",

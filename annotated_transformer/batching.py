@@ -5,22 +5,17 @@
 # %% ../nbs/06b_batches.ipynb #8b736be6
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import random
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
 import torch
-from fastcore.basics import patch
 from torch import Tensor
 
-from .checks import check_int, check_special_ids
+from .checks import check_special_ids
 from .masking import padding_mask, target_mask
 
 # %% auto #0
-__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'Batch', 'make_batch', 'with_empty_rows',
-           'TokenBatchSampler', 'budget_rows', 'DataBundle', 'register_data', 'get_data_builder']
+__all__ = ['PAD', 'BOS', 'EOS', 'UNK', 'Batch', 'make_batch', 'length_batches']
 
 # %% ../nbs/06b_batches.ipynb #7244fa90
 # UNK: chapter 09a2's tokenizer, for a piece it cannot spell
@@ -29,334 +24,73 @@ PAD, BOS, EOS, UNK = 0, 1, 2, 3
 # %% ../nbs/06b_batches.ipynb #06fac3e1
 @dataclass
 class Batch:
-    ("A padded batch of sentence pairs, ready for `EncoderDecoder` "
-     "(all tensors batch-first).")
+    "A padded batch of sentence pairs, ready for `EncoderDecoder` (all batch-first)."
     src: Tensor  # (batch, src_len) source ids + EOS, then PAD
-    # (batch, tgt_len) decoder input: BOS + target ids, then PAD ("shifted right")
-    tgt_in: Tensor
+    tgt_in: Tensor  # (batch, tgt_len) decoder input: BOS + target ids, then PAD
     tgt_out: Tensor  # (batch, tgt_len) labels: target ids + EOS, then PAD
-    # (batch, 1, src_len) bool, True = real source token (may be attended to)
-    src_mask: Tensor
-    # (batch, tgt_len, tgt_len) bool, True = may attend (padding & causal)
-    tgt_mask: Tensor
-    ntokens: int  # number of non-PAD labels in tgt_out: the loss is averaged over these
-    src_ntokens: int  # number of non-PAD source tokens (for throughput)
+    src_mask: Tensor  # (batch, 1, src_len) bool, True = a real source token
+    tgt_mask: Tensor  # (batch, tgt_len, tgt_len) bool, True = may attend
+    ntokens: int  # non-PAD labels in tgt_out: the loss is averaged over these
+    src_ntokens: int  # non-PAD source tokens (for throughput)
 
-    def __len__(self) -> int: return self.src.size(0)
+# %% ../nbs/06b_batches.ipynb #f3787014
+import dataclasses
 
-    def to(self, device, non_blocking: bool = False) -> Batch:
-        "The same batch with every tensor moved to `device`."
-        move = lambda t: t.to(device, non_blocking=non_blocking)
-        return dataclasses.replace(
-            self,
-            src=move(self.src),
-            tgt_in=move(self.tgt_in),
-            tgt_out=move(self.tgt_out),
-            src_mask=move(self.src_mask),
-            tgt_mask=move(self.tgt_mask),
-        )
-
-# %% ../nbs/06b_batches.ipynb #efe937a3
-def _padded(rows: list[list[int]], length: int, pad: int) -> Tensor:
-    "Rows of ids, each padded with `pad` to `length`: one (rows, length) tensor."
-    padded = [row + [pad] * (length - len(row)) for row in rows]
-    return torch.tensor(padded, dtype=torch.long)
+from fastcore.basics import patch
 
 
-def _check_ids(src: Tensor, tgt_out: Tensor, n_src: Tensor, n_tgt: Tensor, pad: int):
-    "Refuse negative ids, and a PAD id inside a sentence: it would be masked out."
-    bad = ((src != pad).sum(1) != n_src) | ((tgt_out != pad).sum(1) != n_tgt)
-    if bad.any():
-        raise ValueError(
-            f"pair {int(bad.nonzero()[0])} contains the padding id {pad} "
-            "inside a sentence"
-        )
-    if (src < 0).any() or (tgt_out < 0).any():
+@patch
+def __len__(self: Batch) -> int: return self.src.size(0)
+
+
+@patch
+def to(self: Batch, device, non_blocking: bool = False) -> Batch:
+    "The same batch with every tensor moved to `device`."
+    move = lambda t: t.to(device, non_blocking=non_blocking)
+    return dataclasses.replace(self, src=move(self.src), tgt_in=move(self.tgt_in),
+                               tgt_out=move(self.tgt_out), src_mask=move(self.src_mask),
+                               tgt_mask=move(self.tgt_mask))
+
+# %% ../nbs/06b_batches.ipynb #ef21eaf1
+def _check_pairs(pairs, pad: int, bos: int, eos: int) -> None:
+    "Refuse no pairs, clashing special ids, a PAD id inside a sentence, negative ids."
+    if len(pairs) == 0:
+        raise ValueError("make_batch needs at least one sentence pair")
+    check_special_ids(pad, bos, eos)
+    bad = [i for i, (s, t) in enumerate(pairs) if pad in s or pad in t]
+    if bad:
+        raise ValueError(f"pair {bad[0]} contains the padding id {pad} in a sentence")
+    if any(min(s, default=0) < 0 or min(t, default=0) < 0 for s, t in pairs):
         raise ValueError("token ids must be non-negative")
 
 # %% ../nbs/06b_batches.ipynb #e3a9cef4
 def make_batch(
-    # (source ids, target ids), without special tokens
-    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
-    pad: int = PAD,  # padding id
-    bos: int = BOS,  # beginning-of-sentence id (first decoder input)
-    eos: int = EOS,  # end-of-sentence id (ends every source and every label sequence)
-    # round both padded lengths up to a multiple of this (fewer shapes to compile)
-    pad_to_multiple: int = 1,
+    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids)
+    pad: int = PAD, bos: int = BOS, eos: int = EOS,  # the special ids
 ) -> Batch:
-    ("Pad `pairs` into a `Batch`: `src` = ids+EOS, `tgt_in` = BOS+ids, "
-     "`tgt_out` = ids+EOS, plus masks.")
-    if len(pairs) == 0:
-        raise ValueError("make_batch needs at least one sentence pair")
-    check_special_ids(pad, bos, eos)
-    m = check_int(pad_to_multiple, "pad_to_multiple", minimum=1)
-    S = -(-(1 + max(len(s) for s, _ in pairs)) // m) * m  # ceil to a multiple of m
-    T = -(-(1 + max(len(t) for _, t in pairs)) // m) * m
-    src = _padded([[*s, eos] for s, _ in pairs], S, pad)
-    tgt_in = _padded([[bos, *t] for _, t in pairs], T, pad)
-    tgt_out = _padded([[*t, eos] for _, t in pairs], T, pad)
-    n_src = torch.tensor([len(s) + 1 for s, _ in pairs])
-    n_tgt = torch.tensor([len(t) + 1 for _, t in pairs])
-    _check_ids(src, tgt_out, n_src, n_tgt, pad)
+    "Pad `pairs` into a `Batch`: `src` ids+EOS, `tgt_in` BOS+ids, `tgt_out` ids+EOS."
+    _check_pairs(pairs, pad, bos, eos)  # (folded above)
+    S = 1 + max(len(s) for s, _ in pairs)  # longest source + EOS
+    T = 1 + max(len(t) for _, t in pairs)  # longest target + BOS (or + EOS)
+    padded = lambda rows, n: torch.tensor([r + [pad] * (n - len(r)) for r in rows])
+    src = padded([[*s, eos] for s, _ in pairs], S)
+    tgt_in = padded([[bos, *t] for _, t in pairs], T)  # shifted right
+    tgt_out = padded([[*t, eos] for _, t in pairs], T)  # the labels
     return Batch(src, tgt_in, tgt_out, padding_mask(src, pad), target_mask(tgt_in, pad),
-                 ntokens=int(n_tgt.sum()), src_ntokens=int(n_src.sum()))
+                 ntokens=sum(len(t) + 1 for _, t in pairs),
+                 src_ntokens=sum(len(s) + 1 for s, _ in pairs))
 
-# %% ../nbs/06b_batches.ipynb #a27f9c39
-def with_empty_rows(
-    batch: Batch,  # a batch from make_batch
-    rows: int,  # the number of rows to reach, at least len(batch)
-    pad: int = PAD,  # padding id
-) -> Batch:
-    "`batch` with rows of padding appended up to `rows`: no token, no label, no key."
-    extra = check_int(rows, "rows", minimum=len(batch)) - len(batch)
-    grow = lambda t, fill: torch.cat([t, t.new_full((extra, *t.shape[1:]), fill)])
-    return dataclasses.replace(
-        batch, src=grow(batch.src, pad), tgt_in=grow(batch.tgt_in, pad),
-        tgt_out=grow(batch.tgt_out, pad), src_mask=grow(batch.src_mask, False),
-        tgt_mask=grow(batch.tgt_mask, False))
-
-# %% ../nbs/06b_batches.ipynb #c4fb035c
-# a batch's padded source may be up to this many times max_tokens (a guard on memory)
-SOURCE_ALLOWANCE = 4
-
-# %% ../nbs/06b_batches.ipynb #97891314
-class TokenBatchSampler:
-    ("Batches of pair indices grouped by length, each within a padded target-token "
-     "budget; seeded, infinite, resumable.")
-
-    def __init__(
-        self,
-        # (source ids, target ids) without special tokens
-        pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
-        # budget: pairs × longest target ≤ max_tokens (× longest source ≤ 4 max_tokens)
-        max_tokens: int,
-        seed: int = 0,  # the plan of epoch e depends only on (seed, e)
-        shuffle: bool = True,  # False: batches in length order (for evaluation)
-        num_shards: int = 1,  # DDP world size: a batch holds at least this many pairs
-        rebatch: bool = True,  # True: cut batches anew each epoch; False: cut them once
-        pad_to_multiple: int = 1,  # the budget counts lengths rounded up to this
-    ):
-        max_tokens = check_int(max_tokens, "max_tokens", 1)
-        if len(pairs) == 0:
-            raise ValueError("TokenBatchSampler needs at least one sentence pair")
-        self.pad_to_multiple = check_int(pad_to_multiple, "pad_to_multiple", 1)
-        self.max_tokens, self.seed = max_tokens, seed
-        self.shuffle, self.num_shards, self.rebatch = shuffle, num_shards, rebatch
-        # lengths with the special tokens (EOS on a source, BOS/EOS on a target)
-        self.src_lens = [len(s) + 1 for s, _ in pairs]
-        self.tgt_lens = [len(t) + 1 for _, t in pairs]
-        self._check_lengths()
-        self.epoch, self.position = 0, 0  # next batch: epoch_batches(epoch)[position]
-        self._cache: tuple[int, list[list[int]]] | None = None
-        self._first_cut: list[list[int]] | None = None  # epoch 0's cut (rebatch=False)
-        self.epoch_batches(0)  # fail now if num_shards ranks cannot share the budget
-
-# %% ../nbs/06b_batches.ipynb #cb91325f
-@patch
-def _padded(self: TokenBatchSampler, length: int) -> int:
-    "`length` rounded up to a multiple of `pad_to_multiple`, as make_batch pads it."
-    return -(-length // self.pad_to_multiple) * self.pad_to_multiple
-
-
-@patch
-def _check_lengths(self: TokenBatchSampler) -> None:
-    "Refuse a pair that does not fit the budget on its own."
-    cap, up = SOURCE_ALLOWANCE * self.max_tokens, self._padded
-    for i, (s, t) in enumerate(zip(self.src_lens, self.tgt_lens)):
-        if up(t) > self.max_tokens or up(s) > cap:
-            side, n, limit = (("target", up(t), self.max_tokens)
-                              if up(t) > self.max_tokens else ("source", up(s), cap))
-            raise ValueError(
-                f"pair {i} has a {side} of {n} tokens (with EOS/BOS"
-                f"{', padded' if self.pad_to_multiple > 1 else ''}), more than "
-                f"the budget allows ({limit} with max_tokens={self.max_tokens}): "
-                "raise max_tokens or filter out long pairs"
-            )
-
-# %% ../nbs/06b_batches.ipynb #eb605728
-@patch
-def epoch_batches(self: TokenBatchSampler, epoch: int) -> list[list[int]]:
-    "The batches (lists of pair indices) of `epoch`, in the order they are used."
-    if self._cache is not None and self._cache[0] == epoch:
-        return self._cache[1]
-    # local: leaves the global RNG alone
-    rng = random.Random(f"TokenBatchSampler:{self.seed}:{epoch}")
-    if epoch == 0 or self.rebatch or not self.shuffle:
-        batches = self._cut(rng)
-        if epoch == 0 and not self.rebatch:
-            # what every later epoch reorders
-            self._first_cut = [list(idx) for idx in batches]
-    else:  # the same batches as epoch 0 (cut when __init__ planned it), in a new order
-        batches = [list(idx) for idx in self._first_cut]
-    if self.shuffle:
-        rng.shuffle(batches)
-    if self.num_shards > 1 and (small := min(map(len, batches))) < self.num_shards:
-        raise ValueError(
-            f"a batch of {small} pairs cannot be shared by {self.num_shards} ranks: "
-            f"raise max_tokens (now {self.max_tokens}) or filter out long pairs"
-        )
-    self._cache = (epoch, batches)
-    return batches
-
-# %% ../nbs/06b_batches.ipynb #ca329379
-@patch
-def _cut(self: TokenBatchSampler, rng: random.Random) -> list[list[int]]:
-    ("Shuffle the pairs with `rng` (if `shuffle`), sort them by length, "
-     "cut them under the budget; in length order.")
-    order = list(range(len(self.src_lens)))
-    if self.shuffle:
-        rng.shuffle(order)
-    # stable: ties keep the random order
-    order.sort(key=lambda i: (self.tgt_lens[i], self.src_lens[i]))
-    batches, current, longest_tgt, longest_src = [], [], 0, 0
-    for i in order:
-        t, s = max(longest_tgt, self.tgt_lens[i]), max(longest_src, self.src_lens[i])
-        # close the batch if its padded target (or, far longer, source) would exceed
-        # the budget
-        if current and not self._fits(len(current) + 1, t, s):
-            batches.append(current)
-            current, t, s = [], self.tgt_lens[i], self.src_lens[i]
+# %% ../nbs/06b_batches.ipynb #41e2b183
+def length_batches(
+    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids)
+    max_tokens: int,  # budget: pairs × longest target (with EOS) <= max_tokens
+) -> list[list[int]]:
+    "Indices of `pairs` in length order, cut into batches under a padded-target budget."
+    lengths = [(len(t), len(s)) for s, t in pairs]  # sort by target, then source
+    batches, current = [], []
+    for i in sorted(range(len(pairs)), key=lengths.__getitem__):
+        longest = lengths[i][0] + 1  # sorted: the newest pair is the longest (+ EOS)
+        if current and (len(current) + 1) * longest > max_tokens:
+            batches, current = batches + [current], []
         current.append(i)
-        longest_tgt, longest_src = t, s
-    batches.append(current)
-    self._fill_last(batches)
-    return batches
-
-# %% ../nbs/06b_batches.ipynb #824150f8
-@patch
-def _fits(
-    self: TokenBatchSampler, pairs: int, longest_tgt: int, longest_src: int
-) -> bool:
-    ("Whether a batch of `pairs` pairs, padded to these lengths, keeps to the budget "
-     "(source: SOURCE_ALLOWANCE ×).")
-    t, s = self._padded(longest_tgt), self._padded(longest_src)
-    return pairs * max(t, s / SOURCE_ALLOWANCE) <= self.max_tokens
-
-# %% ../nbs/06b_batches.ipynb #26500d86
-@patch
-def _fill_last(self: TokenBatchSampler, batches: list[list[int]]) -> None:
-    ("With DDP, give the last (shortest) batch pairs of the one before, "
-     "if it has fewer pairs than ranks.")
-    last, before = batches[-1], batches[-2] if len(batches) > 1 else []
-    need = self.num_shards - len(last)
-    if need <= 0 or len(before) - need < self.num_shards:
-        return
-    # the longest pairs of `before`, still no longer than any in `last`
-    moved = before[-need:]
-    grown = moved + last
-    if self._fits(
-        len(grown),
-        max(self.tgt_lens[i] for i in grown),
-        max(self.src_lens[i] for i in grown),
-    ):
-        del before[-need:]
-        last[:0] = moved
-
-# %% ../nbs/06b_batches.ipynb #85c40561
-@patch
-def __len__(self: TokenBatchSampler) -> int:
-    "Number of batches in the current epoch."
-    return len(self.epoch_batches(self.epoch))
-
-
-@patch
-def __iter__(self: TokenBatchSampler) -> Iterator[list[int]]:
-    "Yield batches forever, epoch after epoch, starting at the saved (epoch, position)."
-    while True:
-        batches = self.epoch_batches(self.epoch)
-        while self.position < len(batches):
-            self.position += 1  # count the batch as used before handing it out
-            yield batches[self.position - 1]
-        self.epoch, self.position = self.epoch + 1, 0
-
-# %% ../nbs/06b_batches.ipynb #636e92df
-@patch
-def state_dict(self: TokenBatchSampler) -> dict:
-    return {
-        "epoch": self.epoch,
-        "position": self.position,
-        "seed": self.seed,
-        "max_tokens": self.max_tokens,
-        "num_pairs": len(self.src_lens),
-        "rebatch": self.rebatch,
-        "pad_to_multiple": self.pad_to_multiple,
-    }
-
-
-@patch
-def load_state_dict(self: TokenBatchSampler, state: dict) -> None:
-    # saved before the option existed: batches were cut anew every epoch
-    state = {"rebatch": True, "pad_to_multiple": 1, **state}
-    for key in ("seed", "max_tokens", "num_pairs", "rebatch", "pad_to_multiple"):
-        mine = self.state_dict()[key]
-        if state[key] != mine:
-            raise ValueError(
-                f"cannot resume: the checkpoint's sampler has {key}={state[key]}, "
-                f"this one has {mine}"
-            )
-    self.epoch, self.position = int(state["epoch"]), int(state["position"])
-
-# %% ../nbs/06b_batches.ipynb #22b67ba5
-def budget_rows(max_tokens: int, src_len: int, tgt_len: int) -> int:
-    ("The most pairs of these padded lengths a batch may hold: the largest n with "
-     "n × max(tgt_len, src_len / SOURCE_ALLOWANCE) <= max_tokens, as `_fits` counts.")
-    a = SOURCE_ALLOWANCE
-    return a * max_tokens // max(a * tgt_len, src_len)
-
-
-@patch
-def batch_rows(self: TokenBatchSampler, indices: list[int]) -> int:
-    ("The most pairs that a batch of the pairs `indices`' padded lengths may hold: "
-     "its rows once filled up with `with_empty_rows`.")
-    t = self._padded(max(self.tgt_lens[i] for i in indices))
-    s = self._padded(max(self.src_lens[i] for i in indices))
-    return budget_rows(self.max_tokens, s, t)
-
-# %% ../nbs/06b_batches.ipynb #b1c227b4
-@dataclass
-class DataBundle:
-    ("What a data builder returns: token-id pairs for training and evaluation, "
-     "and the vocabulary facts.")
-    # training pairs, no special tokens
-    train: Sequence[tuple[Sequence[int], Sequence[int]]]
-    dev: Sequence[tuple[Sequence[int], Sequence[int]]]  # held-out pairs (may be empty)
-    src_vocab: int  # source vocabulary size (special ids included)
-    tgt_vocab: int  # target vocabulary size
-    pad: int = PAD
-    bos: int = BOS
-    eos: int = EOS
-    # JSON-able facts for later use (e.g. a tokenizer file); saved in config.json
-    meta: dict = field(default_factory=dict)
-    # file name -> bytes or str, written into the run directory (e.g. the tokenizer)
-    files: dict = field(default_factory=dict)
-
-# %% ../nbs/06b_batches.ipynb #a060e2c8
-# --data NAME -> builder(train config)
-DATA_BUILDERS: dict[str, Callable[[Any], DataBundle] | str] = {}
-
-
-def register_data(
-    name: str,  # the value of --data that selects it
-    # a function, or "module:function" imported when used
-    builder: Callable[[Any], DataBundle] | str,
-) -> None:
-    "Make a data builder available to `annotated-transformer train --data NAME`."
-    DATA_BUILDERS[name] = builder
-
-
-def get_data_builder(name: str) -> Callable[[Any], DataBundle]:
-    "The builder registered as `name`, or the function named by `module:function`."
-    spec = DATA_BUILDERS.get(name, name)
-    if callable(spec):
-        return spec
-    if ":" not in spec:
-        raise ValueError(
-            f"unknown data {name!r}: choose one of {sorted(DATA_BUILDERS)} "
-            "or give MODULE:FUNCTION"
-        )
-    module, _, attr = spec.partition(":")
-    try:
-        builder = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"cannot load data builder {spec!r}: {e}") from None
-    return builder
+    return batches + [current]

@@ -187,7 +187,7 @@ def save_checkpoint(
     scheduler: Any = None,  # an LR scheduler (anything with state_dict())
     *,
     step: int = 0,  # number of updates made so far
-    # anything with state_dict(): chapter 06b's TokenBatchSampler saves its (epoch, position)
+    # anything with state_dict(): chapter 09's TokenBatchSampler saves its (epoch, position)
     sampler: Any = None,
     # make_model keyword arguments, so load_model can rebuild the model
     model_config: dict | None = None,

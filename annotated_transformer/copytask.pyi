@@ -1,13 +1,11 @@
 # Type stubs of annotated_transformer.copytask, written by tools/make_stubs.py from the imported package: do not edit.
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
-"""A sanity check before translation: random symbol sequences paired with themselves, a plain greedy decoder, and the `--data copy` builder."""
+"""A sanity check before translation: random symbol sequences paired with themselves, a plain greedy decoder, and exact-copy accuracy."""
 
 import torch
-from annotated_transformer.batching import DataBundle
-from torch import Tensor, nn
-from typing import Any, Sequence
+from typing import Sequence
 
-__all__ = ['COPY_OPTIONS', 'copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy', 'copy_data']
+__all__ = ['copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy']
 
 def copy_task_pairs(n: int, vocab: int, max_length: int, seed: int = ..., min_length: int = ..., exclude: Sequence[tuple[Sequence[int], Sequence[int]]] = ...) -> list[tuple[list[int], list[int]]]:
     """Random symbol sequences paired with themselves: the copy task.
@@ -16,34 +14,26 @@ def copy_task_pairs(n: int, vocab: int, max_length: int, seed: int = ..., min_le
     - n: number of pairs
     - vocab: vocabulary size including PAD, BOS, EOS: symbols are 3 .. vocab-1
     - max_length: lengths are uniform in min_length .. max_length
-    - exclude: pairs to avoid (e.g. the training set)
+    - exclude: pairs to avoid
     """
 
-def greedy_decode_simple(model: nn.Module, src: Tensor, src_mask: Tensor, max_new_tokens: int, bos: int = ..., eos: int = ..., pad: int = ...) -> Tensor:
-    """Greedy decoding without a cache: (batch, ≤ max_new_tokens) generated ids, BOS excluded, PAD after EOS.
+def greedy_decode_simple(model: torch.nn.Module, src: torch.Tensor, src_mask: torch.Tensor, max_new_tokens: int, bos: int = ..., eos: int = ..., pad: int = ...) -> torch.Tensor:
+    """Greedy decoding, no cache: (batch, ≤ max_new_tokens) ids, no BOS, PAD after EOS.
 
     Parameters:
     - model: an EncoderDecoder (put it in eval mode first)
-    - src: (batch, src_len) source ids, with EOS and padding as in `make_batch`
+    - src: (batch, src_len) source ids, padded as `make_batch` pads them
     - src_mask: (batch, 1, src_len) bool
     - max_new_tokens: most tokens to generate per sentence (EOS included)
-    - pad: written after a sentence's EOS
+    - pad: pad: written after EOS
     """
 
 def strip_special(ids: Sequence[int], eos: int = ...) -> list[int]:
     """The tokens before the first EOS."""
 
-def copy_accuracy(model: nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], batch_size: int = ..., device: torch.device | str | None = ...) -> float:
+def copy_accuracy(model: torch.nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], batch_size: int = ..., device: torch.device | str | None = ...) -> float:
     """Fraction of pairs whose greedy output equals the target exactly.
 
     Parameters:
-    - device: default: the model's device
-    """
-COPY_OPTIONS: dict
-
-def copy_data(cfg: Any) -> DataBundle:
-    """The copy task: `train_size` random sequences (seed `cfg.seed`) and `dev_size` different ones.
-
-    Parameters:
-    - cfg: chapter 07a's TrainConfig: this reads its data_options and seed
+    - device: None: model's
     """

@@ -16,7 +16,8 @@ import sentencepiece as spm
 from fastcore.basics import patch
 
 # chapter 06b
-from .batching import BOS, EOS, PAD, UNK, DataBundle, register_data
+from .batching import BOS, EOS, PAD, UNK
+from .sampler import DataBundle, register_data
 from .compat import upgrade_data_options  # appendix 09d
 from .data import (HAS_HAN, ParallelCorpus, Pair, corpus_loader, load_corpus,
                                         normalize_text)

@@ -3,8 +3,8 @@
 """Paper: §5.1. A joint subword vocabulary (BPE), sentence pairs as ids, and the data builder for the trainer."""
 
 import os
-from annotated_transformer.batching import DataBundle
 from annotated_transformer.data import ParallelCorpus
+from annotated_transformer.sampler import DataBundle
 from fastcore.basics import _clsmethod
 from pathlib import Path
 from typing import Any, Iterable, Sequence

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .batching import get_data_builder
+from .sampler import get_data_builder
 from .checkpoint import (RunWriteError, atomic_write_bytes, checkpoint_step,
                                               find_checkpoint, list_checkpoints, load_checkpoint)
 from .checks import one_line_warnings

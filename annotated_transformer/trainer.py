@@ -26,8 +26,7 @@ from fastcore.basics import patch
 from torch import Tensor
 from tqdm import tqdm
 
-from .batching import (BOS, EOS, PAD, Batch, TokenBatchSampler,
-                                            budget_rows, make_batch, with_empty_rows)
+from .batching import BOS, EOS, PAD, Batch
 from .checkpoint import (RunWriteError, append_line, atomic_write_bytes,
                                               checkpoint_path, checkpoint_step, find_checkpoint,
                                               list_checkpoints, load_checkpoint,
@@ -37,6 +36,8 @@ from .loss import LabelSmoothingLoss, make_optimizer
 from .model import Generator, TransformerConfig
 from .train_config import model_config_dict, unwrap
 from .runs import measure_peak, memory_in_use
+from .sampler import (TokenBatchSampler, budget_rows, make_batch,
+                                           with_empty_rows)
 from .train_config import TrainConfig, autocast_context, pick_device
 
 # %% auto #0

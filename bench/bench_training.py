@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 from annotated_transformer.model import make_model  # noqa: E402
 from annotated_transformer.positional import sinusoidal_encoding  # noqa: E402
 from annotated_transformer.torch_compare import PEAK_FLOPS, counted_step_flops, training_flops  # noqa: E402
-from annotated_transformer.batching import TokenBatchSampler, make_batch  # noqa: E402
+from annotated_transformer.sampler import TokenBatchSampler, make_batch  # noqa: E402
 from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer
 from annotated_transformer.train_config import autocast_context
 from annotated_transformer.checks import token_ids_checked

@@ -283,7 +283,8 @@ def mt_batch(pairs: list, arm: str):
 def mt_dev_nll(model, pairs, arm: str, max_tokens: int) -> float:
     "NLL per target token (no smoothing) of the dev pairs, as the trainer's evaluation counts it."
     import torch
-    from annotated_transformer.batching import PAD, TokenBatchSampler
+    from annotated_transformer.batching import PAD
+    from annotated_transformer.sampler import TokenBatchSampler
     from annotated_transformer.decoder_only import lm_nll
     model.eval()
     total = n_tokens = 0
@@ -369,7 +370,8 @@ def mt_config(vocab: int, tiny: bool):
 
 def run_mt(arm: str, seed: int, results: Path, tiny: bool, command: list[str]) -> Path:
     import torch
-    from annotated_transformer.batching import PAD, TokenBatchSampler
+    from annotated_transformer.batching import PAD
+    from annotated_transformer.sampler import TokenBatchSampler
     from annotated_transformer.decoder_only import DecoderOnlyLM
     from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer
     started = time.time()

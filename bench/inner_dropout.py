@@ -19,7 +19,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from annotated_transformer.batching import PAD, TokenBatchSampler, make_batch
+from annotated_transformer.batching import PAD, make_batch
+from annotated_transformer.sampler import TokenBatchSampler
 from annotated_transformer.copytask import copy_accuracy, copy_task_pairs
 from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer, train_loop
 from annotated_transformer.model import make_model

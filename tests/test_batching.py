@@ -7,9 +7,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotated_transformer.batching import (BOS, EOS, PAD, SOURCE_ALLOWANCE, TokenBatchSampler, make_batch,
-                                            with_empty_rows)
+from annotated_transformer import batching
+from annotated_transformer.batching import BOS, EOS, PAD, length_batches
 from annotated_transformer.copytask import copy_task_pairs
+# chapter 09's make_batch: chapter 06b's with pad_to_multiple
+from annotated_transformer.sampler import SOURCE_ALLOWANCE, TokenBatchSampler, make_batch, with_empty_rows
 
 
 # ---- batches -------------------------------------------------------------------------------------
@@ -223,3 +225,28 @@ def test_empty_rows_change_no_real_row():
             assert torch.isfinite(padded).all()
     with pytest.raises(ValueError, match="rows must be >= 3, got 2"):
         with_empty_rows(b, 2)
+
+
+def test_length_batches_is_the_samplers_plan_in_length_order():
+    "Chapter 06b's length_batches equals TokenBatchSampler(shuffle=False) when no source is over 4x its target."
+    for seed, budget in [(0, 50), (1, 300), (2, 1000)]:
+        pairs = copy_task_pairs(1500, vocab=11, max_length=12, seed=seed)
+        assert length_batches(pairs, budget) == TokenBatchSampler(pairs, budget, shuffle=False).epoch_batches(0)
+    rng = random.Random(3)  # translation-like pairs: sources within twice their targets
+    pairs = []
+    for _ in range(800):
+        t = rng.randint(1, 40)
+        pairs.append(([3] * rng.randint(max(1, t // 2), 2 * t), [4] * t))
+    assert length_batches(pairs, 400) == TokenBatchSampler(pairs, 400, shuffle=False).epoch_batches(0)
+
+
+def test_chapter_06b_make_batch_is_chapter_09s_with_multiple_one():
+    rng = random.Random(0)
+    for _ in range(30):
+        pairs = [([rng.randint(3, 50) for _ in range(rng.randint(0, 9))],
+                  [rng.randint(3, 50) for _ in range(rng.randint(0, 9))]) for _ in range(rng.randint(1, 5))]
+        a, b = batching.make_batch(pairs), make_batch(pairs, pad_to_multiple=1)
+        assert (a.ntokens, a.src_ntokens) == (b.ntokens, b.src_ntokens)
+        for x, y in zip((a.src, a.tgt_in, a.tgt_out, a.src_mask, a.tgt_mask),
+                        (b.src, b.tgt_in, b.tgt_out, b.src_mask, b.tgt_mask)):
+            assert x.dtype == y.dtype and torch.equal(x, y)

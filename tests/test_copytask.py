@@ -3,9 +3,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from annotated_transformer.copytask import copy_data, copy_task_pairs
+from annotated_transformer.copytask import copy_task_pairs
 from annotated_transformer.train_config import TrainConfig
-from annotated_transformer.batching import get_data_builder
+from annotated_transformer.sampler import copy_data, get_data_builder
 
 
 def test_copy_task_pairs():

@@ -162,14 +162,19 @@ def test_chapter_references_in_the_package_name_the_right_chapter():
     "'chapter 07c' exists; 'X (chapter NN)' and \"chapter NN's X\" name the chapter whose notebook defines X."
     ids, chapters = _chapter_ids(), chapter_of()
     # chapter 00b restates the model on one page under the same names: a name belongs to the chapter that builds it
-    defined = {name: chapters[m] for m in MODULES for name in _defined_in(m) if m in chapters and m != "one_page"}
+    # a name may be defined in two chapters (chapter 09's make_batch extends chapter 06b's): either is right
+    defined = {}
+    for m in MODULES:
+        if m in chapters and m != "one_page":
+            for name in _defined_in(m):
+                defined.setdefault(name, set()).add(chapters[m])
     wrong = []
     for m in MODULES:
         text = (PKG / f"{m}.py").read_text(encoding="utf-8")
         wrong += [(m, f"chapter {c}", "no such chapter") for c in CHAPTER_REF.findall(text) if c not in ids]
         pairs = NAME_THEN_CHAPTER.findall(text) + [(n, c) for c, n in CHAPTER_THEN_NAME.findall(text)]
         wrong += [(m, f"{name} (chapter {c})", f"defined in {defined[name]}") for name, c in pairs
-                  if name in defined and c in ids and ids[c] != defined[name]]
+                  if name in defined and c in ids and ids[c] not in defined[name]]
     assert not wrong, wrong
 
 

@@ -12,7 +12,8 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from annotated_transformer.batching import EOS, PAD, get_data_builder, make_batch, with_empty_rows
+from annotated_transformer.batching import EOS, PAD
+from annotated_transformer.sampler import get_data_builder, make_batch, with_empty_rows
 from annotated_transformer.checkpoint import checkpoint_path, find_checkpoint, list_checkpoints
 from annotated_transformer.model import TransformerConfig, make_model, make_model_from_config
 from torch import nn
@@ -452,7 +453,7 @@ def test_trainer_makes_the_updates_of_the_plain_loop(dropout, multiple, static):
     (no row sees another), with dropout they get the same rows (the same random draws)."""
     import itertools
 
-    from annotated_transformer.batching import TokenBatchSampler
+    from annotated_transformer.sampler import TokenBatchSampler
     from annotated_transformer.loss import train_loop
 
     pairs = copy_task_pairs(300, 11, 8, seed=0)

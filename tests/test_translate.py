@@ -23,7 +23,7 @@ from annotated_transformer.model import EncoderDecoder
 from annotated_transformer.torch_compare import TorchTransformer
 from annotated_transformer.train_command import train_main
 from annotated_transformer.batching import make_batch
-from annotated_transformer.batching import DATA_BUILDERS
+from annotated_transformer.sampler import DATA_BUILDERS
 from annotated_transformer.train_config import TrainConfig
 from annotated_transformer.train_config import build_model
 from annotated_transformer.checkpoint import load_model
