@@ -178,11 +178,8 @@ def test_the_command_writes_the_files(tmp_path):
 
 def test_importing_any_room_registers_every_corpus_kind_and_builder():
     "Any import of the package runs __init__, which imports the later chapters that register kinds and builders."
-    code = ("from annotated_transformer.data import CORPUS_KINDS
-from annotated_transformer.sampler import DATA_BUILDERS
-"
-            "from annotated_transformer.train_config import ARCHS
-"
+    code = ("from annotated_transformer.data import CORPUS_KINDS\nfrom annotated_transformer.sampler import DATA_BUILDERS\n"
+            "from annotated_transformer.train_config import ARCHS\n"
             "print(sorted(CORPUS_KINDS), sorted(DATA_BUILDERS), sorted(ARCHS))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ("['bible', 'hf', 'reference', 'tatoeba', 'text', 'tsv'] ['copy', 'corpus'] "
