@@ -72,7 +72,7 @@ class LMConfig:
         kv = check_int(self.kv_heads, "n_kv_heads", minimum=1)
         if self.h % kv:
             raise ValueError(f"h={self.h} is not divisible by n_kv_heads={kv}")
-        # relative positions (chapter 04) live in the encoder-decoder's attention, not here
+        # relative positions (chapter 12a) live in the encoder-decoder's attention, not here
         positions = tuple(p for p in POSITIONAL_ENCODINGS if p != "relative")
         for name, choices in (("positional", positions), ("norm", NORMS),
                               ("feed_forward", FEED_FORWARDS)):

@@ -114,7 +114,7 @@ def keys_values(self: MultiHeadAttention, key: Tensor, value: Tensor, start: int
 @patch
 def heads(self: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor,
           cache=None):
-    "Queries, keys and values of every head; chapter 08's cache makes its own."
+    "Queries, keys and values of every head; chapter 09b0's cache makes its own."
     if cache is not None:
         return cache.heads(self, query, key, value)
     return self.queries(query), *self.keys_values(key, value)

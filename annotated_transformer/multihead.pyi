@@ -44,7 +44,7 @@ class MultiHeadAttention(Module):
     def keys_values(self, key: Tensor, value: Tensor, start: int = ...):
         """K W_i^K and V W_i^V for every head i: (b, h, m, d_k) and (b, h, m, d_v)."""
     def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
-        """Queries, keys and values of every head; chapter 08's cache makes its own."""
+        """Queries, keys and values of every head; chapter 09b0's cache makes its own."""
     def attend(self, q: Tensor, k: Tensor, v: Tensor, mask, is_causal):
         """head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)."""
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., cache=..., is_causal: bool = ...) -> Tensor:

@@ -203,7 +203,7 @@ def torch_to_ours(
     into: EncoderDecoder | None = None,
 ) -> EncoderDecoder:
     ("Our `EncoderDecoder` with the weights of a `TorchTransformer` (or a raw `nn.Transformer`'s "
-     "stacks copied into `into`): the same function, with chapter 08's KV cache.")
+     "stacks copied into `into`): the same function, with chapter 09b0's KV cache.")
     if isinstance(model, nn.Transformer):
         if into is None:
             raise ValueError("a raw nn.Transformer has no embeddings, positions or generator: "

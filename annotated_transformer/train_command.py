@@ -57,7 +57,7 @@ _MODEL_HELP = {  # TransformerConfig's fields as flags (its vocabulary sizes com
     "norm_first": "pre-norm instead of the paper's post-norm",
     "max_positions": "rows of the positional table: the longest sequence the model accepts",
     "positional": "positional encoding: sinusoidal (§3.5), learned (Table 3, row E), "
-                  "rope (rotary) or relative (Shaw et al.; both chapter 04)",
+                  "rope (rotary) or relative (Shaw et al.; both chapter 12a)",
     "init": "weight initialization: default or harvard (chapter 06)",
     "d_k": "width of each head's queries and keys; None means d_model / h "
            "(Table 3, row B makes it smaller)",

@@ -634,7 +634,7 @@ class StepMemory:
 
 
 def _pairs_per_rank(max_tokens: int, src_len: int, tgt_len: int, world: int) -> int:
-    ("How many pairs of these lengths a batch holds under the budget (chapter 06b's rule), "
+    ("How many pairs of these lengths a batch holds under the budget (chapter 09's rule), "
      "and each of `world` ranks.")
     return -(-budget_rows(max_tokens, src_len, tgt_len) // world)
 
