@@ -379,7 +379,7 @@ CHAPTER_PARTS = {  # chapter -> what it builds: names of GROUPS or of parts
     # the second part: one stage of the pipeline each
     "09a": ["text"], "09a1": ["text"], "09a2": ["subwords"], "07a": ["loss"],
     "06d": ["checkpoints"], "06e": ["checkpoints"], "07b": ["loss"], "07c": ["loss"],
-    "09b": ["bleu"],
+    "09b0": ["decoding"], "09b": ["bleu"],
 }
 
 # %% ../nbs/00c_drawing.ipynb #ad8583d1

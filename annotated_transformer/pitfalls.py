@@ -262,8 +262,8 @@ PITFALLS["post_norm"] = Pitfall(
 # %% ../nbs/11_pitfalls.ipynb #176e7779
 PITFALLS["embedding_scale"] = Pitfall(
     "embedding tables initialized Xavier-uniform: token inputs far below unit size",
-    Mutation(init_weights, ("nn.init.normal_(m.lut.weight, mean=0.0, std=m.d_model ** -0.5)",
-                            "nn.init.xavier_uniform_(m.lut.weight)")),
+    Mutation(init_weights, ("nn.init.normal_(table.weight, mean=0.0, std=m.d_model ** -0.5)",
+                            "nn.init.xavier_uniform_(table.weight)")),
     "tests/test_model.py::test_first_layer_input_has_unit_variance_at_initialisation",
     chapter="06_model")
 
