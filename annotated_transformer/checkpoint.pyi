@@ -47,7 +47,7 @@ def save_checkpoint(path: str | Path, model: nn.Module, optimizer: torch.optim.O
     - model: weights are saved from the unwrapped model
     - scheduler: an LR scheduler (anything with state_dict())
     - step: number of updates made so far
-    - sampler: anything with state_dict(): chapter 09's TokenBatchSampler saves its (epoch, position)
+    - sampler: anything with state_dict(): chapter 12's TokenBatchSampler saves its (epoch, position)
     - model_config: make_model keyword arguments, so load_model can rebuild the model
     - train_config: the training settings (plain values), for the record
     - rng: "current": this process's generators; a list: one per rank; None: skip

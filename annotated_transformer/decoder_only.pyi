@@ -14,12 +14,12 @@ from typing import Any
 __all__ = ['NORMS', 'FEED_FORWARDS', 'CausalLayer', 'LMConfig', 'RMSNorm', 'make_norm', 'SwiGLU', 'GroupedQueryAttention', 'RotaryGroupedQueryAttention', 'DecoderOnlyLM', 'prefix_mask', 'lm_nll', 'generate', 'ngrams', 'distinct_n', 'repetition_rate', 'cache_bytes']
 
 class CausalLayer(EncoderLayer):
-    """One decoder-only block: chapter 06's encoder layer (self-attention, feed-forward) under a causal mask, with a KV cache."""
+    """One decoder-only block: chapter 07's encoder layer (self-attention, feed-forward) under a causal mask, with a KV cache."""
     def forward(self, x: Tensor, mask: Tensor | None = ..., cache: KVCache | None = ...) -> Tensor:
         """Parameters:
         - x: (batch, seq, d_model)
         - mask: bool, True = may attend: (1|batch, seq, cached + seq); causal unless a prefix is open
-        - cache: keys and values of the earlier positions (chapter 09b0)
+        - cache: keys and values of the earlier positions (chapter 21)
         - returns: (batch, seq, d_model)
         """
 NORMS: tuple
@@ -83,7 +83,7 @@ class GroupedQueryAttention(MultiHeadAttention):
         """Queries of the h heads; each shared key/value head repeated for its group of h/n_kv_heads."""
 
 class RotaryGroupedQueryAttention(RotaryMultiHeadAttention, GroupedQueryAttention):
-    """Grouped-query attention with rotary positions: chapter 12a's turns on the shared keys."""
+    """Grouped-query attention with rotary positions: chapter 26's turns on the shared keys."""
 
 class DecoderOnlyLM(Module):
     """A decoder-only language model: embeddings, positions, N causal layers, the tied generator."""
@@ -98,7 +98,7 @@ class DecoderOnlyLM(Module):
         """Parameters:
         - tokens: (batch, seq) ids that follow the cached positions (if any)
         - mask: (1|batch, seq, cached + seq) bool; None: causal
-        - caches: one per layer, from `new_caches`: chapter 09b0's KVCache
+        - caches: one per layer, from `new_caches`: chapter 21's KVCache
         - returns: decoder states (batch, seq, d_model); `self.generator` gives log p
         """
     def new_caches(self, capacity: int = ...) -> list[KVCache]:

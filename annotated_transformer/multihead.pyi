@@ -44,7 +44,7 @@ class MultiHeadAttention(Module):
     def keys_values(self, key: Tensor, value: Tensor, start: int = ...):
         """K W_i^K and V W_i^V for every head i: (b, h, m, d_k) and (b, h, m, d_v)."""
     def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
-        """Queries, keys and values of every head; chapter 09b0's cache makes its own."""
+        """Queries, keys and values of every head; chapter 21's cache makes its own."""
     def attend(self, q: Tensor, k: Tensor, v: Tensor, mask, is_causal):
         """head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)."""
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., cache=..., is_causal: bool = ...) -> Tensor:
@@ -53,7 +53,7 @@ class MultiHeadAttention(Module):
         - key: (batch, n_keys, d_model): the sequence that is looked at
         - value: (batch, n_keys, d_model): what is returned (usually `key` itself)
         - mask: bool, True = may attend; broadcasts to the scores
-        - cache: decoding (chapter 08): keys and values kept from earlier calls
+        - cache: decoding (chapter 11): keys and values kept from earlier calls
         - is_causal: True: no query sees a later key (also with `mask`)
         - returns: (b, n, d_model)
         """

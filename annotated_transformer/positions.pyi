@@ -32,7 +32,7 @@ class RotaryPositions(Module):
     def extra_repr(self) -> str: ...
 
 class RotaryMultiHeadAttention(MultiHeadAttention):
-    """Chapter 03's multi-head attention with rotary positions: queries and keys turned by their positions (RoPE), values as they are."""
+    """Chapter 04's multi-head attention with rotary positions: queries and keys turned by their positions (RoPE), values as they are."""
     def queries(self, query: Tensor, start: int = ...) -> Tensor: ...
     def keys_values(self, key: Tensor, value: Tensor, start: int = ...) -> tuple[Tensor, Tensor]: ...
 
@@ -67,7 +67,7 @@ class RelativeAttention(Module):
         - k: (batch, h, m, d_k)
         - v: (batch, h, m, d_v)
         - mask: bool, True = may attend; broadcasts to (b, h, n, m)
-        - dropout: on the weights, as chapter 01's attention
+        - dropout: on the weights, as chapter 02's attention
         - returns: z (batch, h, n, d_v) and the weights (batch, h, n, m)
         """
 
@@ -75,7 +75,7 @@ class RelativePositions(RotaryPositions):
     """The positional module of a relative-position model: the self-attentions add $a^K$ and $a^V$, so nothing is added here; dropout (§5.4) stays."""
 
 class RelativeMultiHeadAttention(MultiHeadAttention):
-    """Chapter 03's multi-head attention with Shaw et al.'s relative positions: one pair of tables per layer, shared by its heads."""
+    """Chapter 04's multi-head attention with Shaw et al.'s relative positions: one pair of tables per layer, shared by its heads."""
     attn: Any
     relative: Any
     fused: bool

@@ -17,7 +17,7 @@ def pad_lengths(batch: Batch, multiple: int, pad: int = ...) -> Batch:
     """
 
 def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad: int = ..., bos: int = ..., eos: int = ..., pad_to_multiple: int = ...) -> Batch:
-    """Chapter 06b's `make_batch`, both lengths rounded up to a multiple of `pad_to_multiple`.
+    """Chapter 08's `make_batch`, both lengths rounded up to a multiple of `pad_to_multiple`.
 
     Parameters:
     - pairs: (source ids, target ids), without special tokens
@@ -103,5 +103,5 @@ def copy_data(cfg: Any) -> DataBundle:
     """The copy task: `train_size` random sequences (seed `cfg.seed`) and `dev_size` different ones.
 
     Parameters:
-    - cfg: chapter 07a's TrainConfig: this reads its data_options and seed
+    - cfg: chapter 16's TrainConfig: this reads its data_options and seed
     """

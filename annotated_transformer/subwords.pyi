@@ -79,5 +79,5 @@ def corpus_data(cfg: Any) -> DataBundle:
     """Data builder `--data corpus`: load a corpus, train a joint subword vocabulary on its train split, encode.
 
     Parameters:
-    - cfg: chapter 07a's TrainConfig: this reads its data_options and threads
+    - cfg: chapter 16's TrainConfig: this reads its data_options and threads
     """

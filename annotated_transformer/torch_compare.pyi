@@ -44,7 +44,7 @@ class TorchTransformer(Module):
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = ...) -> Tensor: ...
 
 def torch_to_ours(model: TorchTransformer | nn.Transformer, into: EncoderDecoder | None = ...) -> EncoderDecoder:
-    """Our `EncoderDecoder` with the weights of a `TorchTransformer` (or a raw `nn.Transformer`'s stacks copied into `into`): the same function, with chapter 09b0's KV cache.
+    """Our `EncoderDecoder` with the weights of a `TorchTransformer` (or a raw `nn.Transformer`'s stacks copied into `into`): the same function, with chapter 21's KV cache.
 
     Parameters:
     - model: trained with --arch torch, or PyTorch's own nn.Transformer
@@ -76,6 +76,6 @@ def counted_step_flops(model: EncoderDecoder, batch, criterion: Callable[[Tensor
 
     Parameters:
     - model: our model (its attention is run through the explicit path for the count)
-    - batch: a Batch (chapter 06b)
+    - batch: a Batch (chapter 08)
     - criterion: e.g. LabelSmoothingLoss(..., reduction="sum")
     """

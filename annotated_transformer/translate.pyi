@@ -44,7 +44,7 @@ class Translator:
         - greedy: greedy decoding instead of beam search
         - batch_size: most sentences decoded together
         - max_tokens: most padded source tokens per batch (beam search multiplies them by k)
-        - sample: sample instead of searching (chapter 09b0's sample_decode), with these settings:
+        - sample: sample instead of searching (chapter 21's sample_decode), with these settings:
         - temperature: 0: greedy; < 1 sharper, > 1 flatter than the model
         - top_k: keep the k most probable tokens
         - top_p: keep the smallest set of tokens holding p

@@ -22,7 +22,7 @@ stream as it is):
 
 Variants join with "+" (e.g. `zero_attn_bias+final_norm+no_generator_bias+torch_ce`): all of them at once.
 
-Chapter 09b and `results/reference_split.json` (section `full_size_ablation`) hold what each one measured.
+Chapter 22 and `results/reference_split.json` (section `full_size_ablation`) hold what each one measured.
 """
 import sys
 

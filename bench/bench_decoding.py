@@ -1,4 +1,4 @@
-"""Decoding speed: what the KV cache saves, and what beam search costs (chapter 08).
+"""Decoding speed: what the KV cache saves, and what beam search costs (chapter 11).
 
     python bench/bench_decoding.py                       # CPU, writes bench/results/decoding_cpu.json
     python bench/bench_decoding.py --lengths 16 64 --reps 3 --out /tmp/x.json

@@ -95,7 +95,7 @@ def synthetic_batches(vocab, max_tokens, n_pairs, seed, bucket=1):
 
 
 def make_step(name, model, d_model, vocab, device, amp):
-    """One training step as each library is used. Ours runs the Trainer's path (chapter 07b): no target mask (the
+    """One training step as each library is used. Ours runs the Trainer's path (chapter 19): no target mask (the
     kernel's causal rule), no source mask for a batch without source padding, the loss of LogitsSeq2SeqLoss (from
     bf16 logits in blocks under autocast), the forward under token_ids_checked() (these synthetic ids lie inside
     the vocabulary by construction). nn.Transformer gets its own fast path on the same batches: tgt_is_causal=True

@@ -1,4 +1,4 @@
-"""Record where the heads of a trained translation model put their attention (chapter 09b): results/attention_heads.json.
+"""Record where the heads of a trained translation model put their attention (chapter 22): results/attention_heads.json.
 
     python bench/collect_attention.py runs/deen_paperdrop_s0 [--sentences 500] [--threads 1]
 

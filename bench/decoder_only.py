@@ -1,4 +1,4 @@
-"""Chapter 13's runs: a decoder-only language model on the English Bible, its modern block switch by switch, and
+"""Chapter 28's runs: a decoder-only language model on the English Bible, its modern block switch by switch, and
 translation as a prefix language model; each run recorded as one small JSON file.
 
     python bench/decoder_only.py run lm_base --seed 0             # one run, one seed (several: --seed 0 1 2)
@@ -7,9 +7,9 @@ translation as a prefix language model; each run recorded as one small JSON file
     python bench/decoder_only.py table                            # the tables built from the records
 
 Names: `lm_VARIANT` trains the language model of `VARIANTS` (the paper's block, each switch of the modern block,
-and all of them together) on the English side of the reference split's German-English verses (chapter 09a1);
+and all of them together) on the English side of the reference split's German-English verses (chapter 14);
 `mt_prefix` and `mt_causal` train one decoder-only model on "source BOS target EOS" sequences of the same split,
-with the loss on the target only, and a prefix or a causal mask over the source: the recipe of chapter 12's
+with the loss on the target only, and a prefix or a causal mask over the source: the recipe of chapter 25's
 miniature encoder-decoder (`python bench/table3.py list`, scale mini) at its parameter count and update count.
 
 Equal parameters: every variant's d_ff is chosen so that its parameter count is the nearest to the base's (for
@@ -57,7 +57,7 @@ SAMPLING = [dict(temperature=0.0), dict(temperature=0.7), dict(temperature=1.0),
             dict(temperature=1.0, top_p=0.9), dict(temperature=1.0, top_k=40)]
 N_SAMPLES = 32  # samples per setting, for the measures; the record keeps the first three texts
 
-# translation: chapter 12's miniature (bench/table3.py, scale mini) and its base records
+# translation: chapter 25's miniature (bench/table3.py, scale mini) and its base records
 MT_ARMS = {"prefix": "prefix mask: the source positions see each other", "causal": "causal mask everywhere"}
 MT_RECIPE = dict(vocab_size=4000, max_subwords=128, max_tokens=2000, warmup=400, steps=600, eval_every=100,
                  label_smoothing=0.1, lr_factor=1.0)
@@ -98,7 +98,7 @@ def equalised(config, target: int):
 
 # ------------------------------------------------------------------------------------------------ data
 def english_verses(split: str) -> list[str]:
-    "The English side of the reference split bible-de-en (chapter 09a1)."
+    "The English side of the reference split bible-de-en (chapter 14)."
     from annotated_transformer.reference import load_reference_split
     corpus = load_reference_split("bible-de-en")
     return [tgt for _, tgt in getattr(corpus, split)]
@@ -250,7 +250,7 @@ def write(record: dict, results: Path) -> Path:
 
 # ------------------------------------------------------------------------------------------------ translation
 def mt_data(tiny: bool) -> dict:
-    "The reference split's German-English pairs as ids, with the joint BPE that chapter 12's miniature learns."
+    "The reference split's German-English pairs as ids, with the joint BPE that chapter 25's miniature learns."
     from annotated_transformer.reference import load_reference_split
     from annotated_transformer.subwords import encode_pairs, train_tokenizer
     corpus = load_reference_split("bible-de-en")
@@ -316,7 +316,7 @@ def mt_greedy(model, tok, test: list, arm: str, extra: int = 50) -> list[str]:
 
 
 def beam_translate(model, prompt: list[int], arm: str, k: int = 4, alpha: float = 0.6, extra: int = 50) -> list[int]:
-    """Beam search for a decoder-only model, with the settings of chapter 08's `beam_search` (k 4, GNMT length
+    """Beam search for a decoder-only model, with the settings of chapter 11's `beam_search` (k 4, GNMT length
     penalty alpha 0.6, at most source length + EXTRA tokens): K rows share the prompt's cache, reordered each step;
     a hypothesis ends at EOS with the score log p / lp(|Y|); the search stops when K have ended."""
     import torch
@@ -361,7 +361,7 @@ def averaged(model, snapshots: list[dict]):
 
 
 def mt_config(vocab: int, tiny: bool):
-    "The decoder-only model with the parameters of chapter 12's miniature encoder-decoder (d_ff equalised)."
+    "The decoder-only model with the parameters of chapter 25's miniature encoder-decoder (d_ff equalised)."
     from annotated_transformer.decoder_only import LMConfig
     if tiny:
         return LMConfig(vocab=vocab, N=1, d_model=TINY["d_model"], d_ff=64, h=4, max_positions=512)
@@ -383,7 +383,7 @@ def run_mt(arm: str, seed: int, results: Path, tiny: bool, command: list[str]) -
     model = DecoderOnlyLM(config)
     optimizer, scheduler = make_optimizer(model, config.d_model, recipe["warmup"], recipe["lr_factor"])
     criterion = LabelSmoothingLoss(config.vocab, PAD, recipe["label_smoothing"], reduction="sum")
-    sampler = TokenBatchSampler(data["train"], recipe["max_tokens"], seed=seed)  # chapter 06b's batches
+    sampler = TokenBatchSampler(data["train"], recipe["max_tokens"], seed=seed)  # chapter 08's batches
     plan, epoch, dev_curve, seen = [], 0, [], {"tokens": 0, "target_tokens": 0}
     snapshots, every = [], max(1, recipe["steps"] // 30)  # 20 updates apart, as the miniature's checkpoints
     for step in range(1, recipe["steps"] + 1):

@@ -7,14 +7,14 @@ W_Q, W_K, W_V as separate square Xavier matrices ("per matrix"). That commit mad
 the ablation found to matter, so the variants now mean:
 
     ours_per_matrix  the old default, for the record: make_model with init="harvard" (Xavier for every matrix on its
-                     own, the embedding tables too; chapter 06)
+                     own, the embedding tables too; chapter 07)
     ours             today's make_model: W_Q, W_K, W_V with the packed bound sqrt(6/(4d)) -- the old "ours_qkvscale"
     torch            --arch torch (nn.Transformer)
     ours_zerobias    today's default plus zero attention biases (the old "ours_torchinit")
 
 Until commit 8ef194f, "ours" drew exactly the weights of the old "ours_qkvscale" (Xavier for every matrix, then
 W_Q, W_K, W_V redrawn in the same order) and reproduced that row bit for bit. Since 8ef194f every variant built by
-make_model also draws its embedding tables from N(0, 1/d_model) (chapter 06; the effect of that change is measured
+make_model also draws its embedding tables from N(0, 1/d_model) (chapter 07; the effect of that change is measured
 by bench/reference_loop.py and bench/collect_reference_split.py), so the recorded rows are no longer reproduced.
 """
 import dataclasses, json, sys, time

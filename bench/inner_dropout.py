@@ -1,13 +1,13 @@
 """What the inner dropouts do: the paper's dropouts only (today's default) against dropout on the attention weights
-and the feed-forward hidden layer too (`inner_dropout=True`, Harvard's notebook and nn.Transformer). Chapter 06.
+and the feed-forward hidden layer too (`inner_dropout=True`, Harvard's notebook and nn.Transformer). Chapter 07.
 
-    python bench/inner_dropout.py copy --seeds 0 1 2 3 4    # chapter 06c's copy task, both settings per seed
+    python bench/inner_dropout.py copy --seeds 0 1 2 3 4    # chapter 10's copy task, both settings per seed
     python bench/inner_dropout.py collect                   # + the reference recipe's runs -> the record
 
-`copy` trains chapter 06c's recipe (1+1 layers, d_model 64, 1,000 updates of 1,000 tokens, P_drop 0.1) once per
+`copy` trains chapter 10's recipe (1+1 layers, d_model 64, 1,000 updates of 1,000 tokens, P_drop 0.1) once per
 seed and setting, with the same initial weights and batches for both settings of a seed (the switch draws no random
 numbers when the model is built), and measures dev perplexity (teacher forcing, 500 unseen sequences, no label
-smoothing) and exact greedy copies. `collect` adds the reference recipe of chapter 09b: the four recorded runs with
+smoothing) and exact greedy copies. `collect` adds the reference recipe of chapter 22: the four recorded runs with
 both inner dropouts (`results/reference_split.json`, section `ours`) against runs of the same command without them,
 read from `runs/deen_paperdrop_s*` (the command is in each run's config.json; a run that has not reached its
 1,000th update is listed as in progress, not counted). Both write
@@ -68,7 +68,7 @@ def dev_perplexity(model, pairs) -> float:
 
 
 def copy_run(seed: int, inner_dropout: bool, steps: int = 1000) -> dict:
-    "Chapter 06c's copy-task recipe with one seed and setting."
+    "Chapter 10's copy-task recipe with one seed and setting."
     vocab, max_length = 11, 10
     train_pairs = copy_task_pairs(20000, vocab, max_length, seed=0)
     test_pairs = copy_task_pairs(500, vocab, max_length, seed=1, exclude=train_pairs)
@@ -138,7 +138,7 @@ def main(argv=None) -> None:
         rows = [copy_run(s, inner, args.steps) for s in args.seeds for inner in (False, True)]
         off = [r["dev_ppl"] for r in rows if not r["inner_dropout"]]
         on = [r["dev_ppl"] for r in rows if r["inner_dropout"]]
-        record["copy_task"] = {"what": "chapter 06c's copy task: 1+1 layers, d_model 64, d_ff 256, h 4, P_drop 0.1, "
+        record["copy_task"] = {"what": "chapter 10's copy task: 1+1 layers, d_model 64, d_ff 256, h 4, P_drop 0.1, "
                                        f"{args.steps} updates of 1,000 tokens; dev: 500 unseen sequences",
                                "provenance": started, "rows": rows,
                                "dev_ppl_on_minus_off": paired_interval(off, on) if len(rows) > 2 else None}
@@ -151,7 +151,7 @@ def main(argv=None) -> None:
         recorded = json.loads((ROOT / "results" / "reference_split.json").read_text())["ours"]
         on = [{k: r[k] for k in ("name", "command", "commit", "date", "dev_curve", "dev_ppl")} for r in recorded]
         record["reference_recipe"] = {
-            "what": "chapter 09b's reference recipe, German->English, 1,000 updates; on: the recorded runs "
+            "what": "chapter 22's reference recipe, German->English, 1,000 updates; on: the recorded runs "
                     "(inner dropouts were always on then), off: the same command at today's default",
             "inner_dropout_on": on, "inner_dropout_off": off,
             "in_progress": sorted({r.parent.name for r in runs} - {r["name"] for r in off}),

@@ -1,4 +1,4 @@
-"""The multilingual benchmark of chapter 09e: the package and the independent loop, side by side, on five pairs.
+"""The multilingual benchmark of chapter 24: the package and the independent loop, side by side, on five pairs.
 
     python bench/multilingual.py run --data data/reference-split --work /tmp/ml --out results/multilingual \\
         --device cuda --workers 14 --deadline 500 [--tier 3] [--steps 1000] [--only NAME ...]
@@ -23,7 +23,7 @@ with the repetition counts that bench/stop_analysis.py gained after tier 8; 10: 
 and of the package made like the loop (`package_torch_like`), all analysed: do the package's outputs repeat more
 than the loop's, and is it the model and the loss? 11: the seeds of tier 10, both programs, trained for twice the
 updates (nothing in either schedule depends on the total, so their first half repeats tier 10's runs as closely as
-a GPU repeats a run: chapter 09e measures how closely). A run still going at the deadline is stopped and recorded
+a GPU repeats a run: chapter 24 measures how closely). A run still going at the deadline is stopped and recorded
 as such (with whatever it finished: a dev curve, some of its evaluations). The ablation with the loop's tokenizer
 trains it once per pair with the loop's own `train_spm` into DATA/../loop-spm/.
 results/multilingual/ holds the runs of five GPU sessions: `--deadline 465` (tiers 1-4), `--deadline 235 --tiers 5`,
@@ -45,10 +45,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PAIRS = {  # name in the book -> reference split (chapter 09a1)
+PAIRS = {  # name in the book -> reference split (chapter 14)
     "de-en": "bible-de-en", "fr-en": "bible-fr-en", "it-en": "bible-it-en", "ru-en": "bible-ru-en", "zh-en": "cmn-eng"}
 RECIPE = ("--data-option vocab_size=8000 --N 3 --d-model 256 --h 4 --d-ff 1024 --share-embeddings --inner-dropout "
-          "--label-smoothing 0.1 --warmup 1000 --max-tokens 4000")  # the book's recipe (chapter 09b), as recorded
+          "--label-smoothing 0.1 --warmup 1000 --max-tokens 4000")  # the book's recipe (chapter 22), as recorded
 ABLATIONS = {  # variant -> (program, extra arguments, what it changes)
     "package": ("package", "", "annotated-transformer train as it is"),
     "loop": ("loop", "", "bench/reference_loop.py as it is"),

@@ -1,6 +1,6 @@
-"""Four ways to give a Transformer positions, measured on one small task where order is everything (chapter 12a).
+"""Four ways to give a Transformer positions, measured on one small task where order is everything (chapter 26).
 
-The kinds are the keys of chapter 06's POSITIONAL_ENCODINGS (chapter 12a's module `positions` adds the last two): `sinusoidal` (§3.5), `learned` (Table 3, row E), `rope`
+The kinds are the keys of chapter 07's POSITIONAL_ENCODINGS (chapter 26's module `positions` adds the last two): `sinusoidal` (§3.5), `learned` (Table 3, row E), `rope`
 (rotary positions in the self-attentions) and `relative` (Shaw et al., 2018: learned vectors for the clipped offset
 j - i in the self-attentions' scores and values, k = 16). The task is sequence reversal: the source is 1 to
 TRAIN_MAX random symbols, the target the same symbols backwards, so every output token must find the source token at

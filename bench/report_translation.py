@@ -1,6 +1,6 @@
-"""The tables and figures of chapters 09b and 09e's recorded runs, drawn from the results files.
+"""The tables and figures of chapters 22 and 24's recorded runs, drawn from the results files.
 
-Chapters 09b (Translating for real) and 09e (Five languages, two programs) show each result with one call to this module; the per-run records, their
+Chapters 22 (Translating for real) and 24 (Five languages, two programs) show each result with one call to this module; the per-run records, their
 commands and their provenance stay in the files it reads:
 
 * results/reference_split.json: the reference split, the package and the independent loop

@@ -1,5 +1,5 @@
-"""Intervals and verdicts for comparisons over seeds: the one statistics helper of the experiments (chapters 06,
-09b and 12).
+"""Intervals and verdicts for comparisons over seeds: the one statistics helper of the experiments (chapters 24,
+25, 26 and 28).
 
 Every difference is *variant minus base* (or *b minus a*), with a t-based 95 % confidence interval:
 

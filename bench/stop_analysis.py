@@ -4,7 +4,7 @@
     python bench/stop_analysis.py --loop LOOP_OUT --dev DEV.tsv --out stops.json [--device cuda]
     python bench/stop_analysis.py --references DEV.tsv... --out repetition.json   # how often the references repeat
 
-Chapter 09e asks why greedy output length swings with the seed. This reads one trained model (a package run
+Chapter 24 asks why greedy output length swings with the seed. This reads one trained model (a package run
 directory, whose corpus.json names its dev split, or the loop's OUT with the model.pt that `reference_loop.py
 --save-model` writes) and measures, on the dev split:
 

@@ -15,7 +15,7 @@ A run is three commands of the package (their text goes into the record, as a re
     annotated-transformer evaluate --model RUN --greedy          --json RUN.eval.greedy.json
     annotated-transformer evaluate --model RUN --beam 4 --avg 5  --json RUN.eval.beam4_avg5.json
 
-Scales (`SCALES`): `mini`, the CPU miniature of chapter 12 (a few minutes per run on one thread); `reference`, the
+Scales (`SCALES`): `mini`, the CPU miniature of chapter 25 (a few minutes per run on one thread); `reference`, the
 7.6M-parameter recipe of chapter 9b (about an hour per run on one CPU thread); `base`, the paper's base model
 (65M parameters with the paper's vocabulary) on the same split, for a GPU. Each row of Table 3 is a change of the
 scale's base (`VARIANTS`): the paper's values where they apply at any width (heads, dropout, label smoothing,
@@ -146,7 +146,7 @@ SCALES = {s.name: s for s in [
     Scale("mini", dict(N=2, d_model=128, d_ff=512, h=8, dropout=0.1, label_smoothing=0.1, positional="sinusoidal"),
           f"{_DATA} --data-option vocab_size=4000 --share-embeddings --inner-dropout --max-positions 256 --warmup 400 "
           "--max-tokens 2000 --steps 600 --eval-every 100 --checkpoint-every 20 --keep-last 5 --log-every 20",
-          what="the CPU miniature of chapter 12: the paper's widths divided by 4, a third of its depth, "
+          what="the CPU miniature of chapter 25: the paper's widths divided by 4, a third of its depth, "
                "600 updates of about 2,000 target tokens (about 5 minutes per run on one CPU thread, scoring included)"),
     Scale("reference", dict(N=3, d_model=256, d_ff=1024, h=4, dropout=0.1, label_smoothing=0.1,
                              positional="sinusoidal"),
@@ -361,7 +361,7 @@ def recipe_candidate(run_dir: str | Path) -> dict:
     """One candidate recipe for the miniature, from a run directory that `annotated-transformer train` wrote
     (config.json, metrics.jsonl), its greedy score (RUN.greedy.json, written by `evaluate --json`) and its training
     time (RUN.train_seconds, the seconds `/usr/bin/time -f %e` printed), or from a record of `run` (a .json file):
-    chapter 12's "How the recipe was chosen"."""
+    chapter 25's "How the recipe was chosen"."""
     run_dir = Path(run_dir)
     if run_dir.suffix == ".json":  # a record of `run` (an earlier miniature, from the repository's history)
         r = json.loads(run_dir.read_text())

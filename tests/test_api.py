@@ -47,7 +47,7 @@ def test_star_import_gives_exactly_all():
 
 
 def test_attention_is_the_module_and_computes_attention():
-    """`import annotated_transformer.attention as A` gives chapter 01's module; `from annotated_transformer import
+    """`import annotated_transformer.attention as A` gives chapter 02's module; `from annotated_transformer import
     attention` gives the same module, callable as its function: same arguments, same results, same signature."""
     import torch
     import annotated_transformer.attention as A
@@ -83,7 +83,7 @@ def test_the_names_users_need_are_exported():
 
 def test_exported_names_are_the_submodules_objects():
     "What the top offers is the object a submodule defines (no stale copies); every one is in some module's __all__."
-    listed = {}  # name -> the objects of that name in the submodules' __all__ (chapter 00b reuses the names)
+    listed = {}  # name -> the objects of that name in the submodules' __all__ (chapter 01 reuses the names)
     for module in submodules():
         for name in getattr(module, "__all__", []):
             listed.setdefault(name, []).append(getattr(module, name))

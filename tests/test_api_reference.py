@@ -30,7 +30,7 @@ def test_the_reference_is_english_only_in_the_chinese_edition():
     sys.path.insert(0, str(REPO / "tools"))
     import book_i18n
     assert book_i18n._english_only("api/trainer") and book_i18n._english_only("api/index")
-    assert not book_i18n._english_only("nbs/01_attention")
+    assert not book_i18n._english_only("nbs/02_attention")
     assert "本参考" in (API / "index.md").read_text(encoding="utf-8")  # the page says so in Chinese too
     assert "API reference" in book_i18n.captions("zh_CN")
 

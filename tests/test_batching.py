@@ -1,4 +1,4 @@
-"""Tests for annotated_transformer.batching (chapter 06b): the padded Batch for teacher forcing and the token-budget
+"""Tests for annotated_transformer.batching (chapter 08): the padded Batch for teacher forcing and the token-budget
 sampler (budget, coverage, determinism, exact resume, DDP shards)."""
 import random
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from annotated_transformer import batching
 from annotated_transformer.batching import BOS, EOS, PAD, length_batches
 from annotated_transformer.copytask import copy_task_pairs
-# chapter 09's make_batch: chapter 06b's with pad_to_multiple
+# chapter 12's make_batch: chapter 08's with pad_to_multiple
 from annotated_transformer.sampler import SOURCE_ALLOWANCE, TokenBatchSampler, make_batch, with_empty_rows
 
 
@@ -228,7 +228,7 @@ def test_empty_rows_change_no_real_row():
 
 
 def test_length_batches_is_the_samplers_plan_in_length_order():
-    "Chapter 06b's length_batches equals TokenBatchSampler(shuffle=False) when no source is over 4x its target."
+    "Chapter 08's length_batches equals TokenBatchSampler(shuffle=False) when no source is over 4x its target."
     for seed, budget in [(0, 50), (1, 300), (2, 1000)]:
         pairs = copy_task_pairs(1500, vocab=11, max_length=12, seed=seed)
         assert length_batches(pairs, budget) == TokenBatchSampler(pairs, budget, shuffle=False).epoch_batches(0)

@@ -1,4 +1,4 @@
-"""Tests for annotated_transformer.checkpoint (chapter 07c): safe loading, atomic writes and appends, the run lock,
+"""Tests for annotated_transformer.checkpoint (chapter 20): safe loading, atomic writes and appends, the run lock,
 stop signals, sizes. The trainer's use of checkpoints (resuming exactly, pruning, run directories) is tested in
 test_training.py and test_run_safety.py, and so is the train command's use of the lock, the signals and the memory
 measurement."""

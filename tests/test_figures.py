@@ -1,4 +1,4 @@
-"""The book's figures, drawn by `annotated_transformer.architecture` (chapter 00): Figures 1 and 2 of the paper and the
+"""The book's figures, drawn by `annotated_transformer.architecture` (appendix F): Figures 1 and 2 of the paper and the
 pipeline of training and translating; what each chapter's "you are here" lights; labels that do not collide, at full
 size and at the chapters' small size, measured with matplotlib's renderer; and heat maps of attention weights.
 
@@ -161,32 +161,32 @@ def lit(chapter: str) -> frozenset:
 
 def test_each_teaching_chapter_lights_other_parts_than_its_neighbours():
     "In reading order (_toc.yml) and in the order of the chapter numbers."
-    assert TEACHING[:3] == ["01", "02", "03"] and "08" in TEACHING
+    assert TEACHING[:3] == ["02", "03", "04"] and "11" in TEACHING
     for order in (TEACHING, sorted(TEACHING)):
         same = [(a, b) for a, b in zip(order, order[1:]) if lit(a) == lit(b)]
         assert not same, same
 
 
 @pytest.mark.parametrize("chapter,parts", [
-    ("01", {"sdpa_scale", "sdpa_softmax", "sdpa_matmul_qk", "sdpa_matmul_v"}),
-    ("02", {"sdpa_mask", "decoder_self_attention"}),
-    ("03", {"mha_linear_q", "mha_linear_k", "mha_linear_v", "mha_concat", "mha_heads", "mha_linear"}),
-    ("04", {"positional_encoder", "positional_decoder"}),
-    ("05", {"encoder_residual_1", "decoder_residual_3", "encoder_add_norm_1", "decoder_feed_forward"}),
-    ("06", {"encoder_stack", "decoder_stack", "input_embedding", "linear"}),
-    ("06b", {"batches", "inputs", "outputs"}),
-    ("07", {"loss", "probabilities"}),
-    ("08", {"decoding", "outputs"}),
+    ("02", {"sdpa_scale", "sdpa_softmax", "sdpa_matmul_qk", "sdpa_matmul_v"}),
+    ("03", {"sdpa_mask", "decoder_self_attention"}),
+    ("04", {"mha_linear_q", "mha_linear_k", "mha_linear_v", "mha_concat", "mha_heads", "mha_linear"}),
+    ("05", {"positional_encoder", "positional_decoder"}),
+    ("06", {"encoder_residual_1", "decoder_residual_3", "encoder_add_norm_1", "decoder_feed_forward"}),
+    ("07", {"encoder_stack", "decoder_stack", "input_embedding", "linear"}),
+    ("08", {"batches", "inputs", "outputs"}),
+    ("09", {"loss", "probabilities"}),
+    ("11", {"decoding", "outputs"}),
 ])
 def test_a_teaching_chapter_lights_what_it_builds(chapter, parts):
     assert parts <= lit(chapter)
-    if chapter != "02":  # the mask of Figure 2 is chapter 02's alone
+    if chapter != "03":  # the mask of Figure 2 is chapter 03's alone
         assert "sdpa_mask" not in lit(chapter)
 
 
 def test_the_chapters_that_build_figure_2_show_it():
     shown = {c for c in TEACHING if "figure2" in arch.resolve(arch.CHAPTER_PARTS[c])}
-    assert shown == {"01", "02", "03"}
+    assert shown == {"02", "03", "04"}
 
 
 @pytest.mark.parametrize("chapter", ENGINEERING)
@@ -210,7 +210,7 @@ def test_matplotlib_is_imported_only_when_something_is_drawn():
             f"spec = importlib.util.spec_from_file_location('architecture', {path!r})\n"
             "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
             "assert 'matplotlib' not in sys.modules, 'imported at import'\n"
-            "import matplotlib; matplotlib.use('Agg'); module.you_are_here('05')\n")
+            "import matplotlib; matplotlib.use('Agg'); module.you_are_here('06')\n")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=120)
 
 
@@ -241,7 +241,7 @@ def test_attention_statistics():
 
 
 def test_attention_weights_of_every_layer_and_head():
-    "Chapter 08's `attention_weights`: shapes, rows that sum to 1, masks obeyed, the model's modes left as they were."
+    "Chapter 11's `attention_weights`: shapes, rows that sum to 1, masks obeyed, the model's modes left as they were."
     from annotated_transformer.batching import make_batch
     from annotated_transformer.decoding import attention_weights
     from annotated_transformer.model import make_model

@@ -64,8 +64,8 @@ def test_every_module_has_one_chapter_in_the_book():
         assert chapters[module] in order, f"{module}.py comes from {chapters[module]}, which _toc.yml leaves out"
 
 
-# Support modules: written by an appendix, usable by every chapter. The input checks (`checks`, appendix 00a) and the
-# reading of files written by earlier releases (`compat`, appendix 09d) are tools rather than ideas of the paper: the
+# Support modules: written by an appendix, usable by every chapter. The input checks (`checks`, appendix A) and the
+# reading of files written by earlier releases (`compat`, appendix E) are tools rather than ideas of the paper: the
 # chapters call them and the appendices explain them, so that they stay off the reader's path. A support module
 # imports nothing of the package, so it cannot hide a dependency on a later chapter.
 SUPPORT = {"checks", "compat"}
@@ -132,7 +132,7 @@ def test_code_cells_stay_short():
 
 
 def _chapter_ids() -> dict[str, str]:
-    "chapter id as the text writes it (07c, 7, 09a2, 9a) -> notebook stem."
+    "chapter id as the text writes it (07, 7, A) -> notebook stem."
     ids = {}
     for nb in NBS.glob("*.ipynb"):
         number = nb.stem.split("_")[0]
@@ -159,10 +159,10 @@ CHAPTER_THEN_NAME = re.compile(r"\b[Cc]hapter (\d\d?[a-z]?\d?)'s `?([A-Za-z_][A-
 
 
 def test_chapter_references_in_the_package_name_the_right_chapter():
-    "'chapter 07c' exists; 'X (chapter NN)' and \"chapter NN's X\" name the chapter whose notebook defines X."
+    "'chapter 20' exists; 'X (chapter NN)' and \"chapter NN's X\" name the chapter whose notebook defines X."
     ids, chapters = _chapter_ids(), chapter_of()
-    # chapter 00b restates the model on one page under the same names: a name belongs to the chapter that builds it
-    # a name may be defined in two chapters (chapter 09's make_batch extends chapter 06b's): either is right
+    # chapter 01 restates the model on one page under the same names: a name belongs to the chapter that builds it
+    # a name may be defined in two chapters (chapter 12's make_batch extends chapter 08's): either is right
     defined = {}
     for m in MODULES:
         if m in chapters and m != "one_page":

@@ -1,6 +1,6 @@
 """What every chapter gives a learner: where it sits in Figure 1, what it will teach, and what it taught.
 
-Figure 1 itself is drawn in chapter 00 (`annotated_transformer.architecture`); chapters 01 to 09b open with the
+Figure 1 itself is drawn in chapter 00 (`annotated_transformer.architecture`); chapters 02 to 22 open with the
 small "you are here" version, every chapter says what the reader will learn and closes with a summary."""
 import json
 import re
@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 TOC = yaml.safe_load((REPO / "_toc.yml").read_text())
 CHAPTERS = [REPO / f"{f}.ipynb" for f in [TOC["root"], *(c["file"] for p in TOC["parts"] for c in p["chapters"])]
             if (REPO / f"{f}.ipynb").exists()]
-MAIN = [p for p in CHAPTERS if re.match(r"0[1-8]|09a|09b", p.stem)]  # chapters 01 to 09b
+MAIN = [p for p in CHAPTERS if re.match(r"0[2-9]|1[0-1]|1[3-5]|2[12]", p.stem)]  # chapters 02 to 22
 BACK_MATTER = {REPO / f"{c['file']}.ipynb" for p in TOC["parts"] if p["caption"] == "Back matter" for c in p["chapters"]}
 
 

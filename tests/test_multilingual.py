@@ -1,4 +1,4 @@
-"""The five-language benchmark (bench/multilingual.py, chapter 09e): its plan, its wrapper, and the recorded runs.
+"""The five-language benchmark (bench/multilingual.py, chapter 24): its plan, its wrapper, and the recorded runs.
 
 The runs themselves need a GPU and minutes each; what CI can check is that the wrapper that puts the independent
 loop on a GPU shares no code with the package, that the plan is what the chapter says, and that every recorded run

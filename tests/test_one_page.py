@@ -1,4 +1,4 @@
-"""Chapter 00b's whole Transformer on one page is the package's model without its hardening.
+"""Chapter 01's whole Transformer on one page is the package's model without its hardening.
 
 The page's model and `annotated_transformer.model.make_model` share parameter names, so each loads the other's
 weights strictly; in float64 both give the same log-probabilities and the same gradients. The page stays a page:
@@ -25,7 +25,7 @@ def _float64_pair(N=2, d_model=32, d_ff=64, h=4, vocab=23, dropout=0.0):
 
 
 def _batch(vocab=23, seed=0):
-    "Two padded sentence pairs, masks made by the package (chapter 02)."
+    "Two padded sentence pairs, masks made by the package (chapter 03)."
     g = torch.Generator().manual_seed(seed)
     src = torch.randint(3, vocab, (3, 7), generator=g)
     tgt = torch.randint(3, vocab, (3, 6), generator=g)
@@ -85,7 +85,7 @@ def test_the_page_is_a_page():
 
 
 def test_the_page_initializes_as_the_package():
-    "Chapter 06's rules on the page too: Xavier, W^Q, W^K, W^V as one (3d, d) matrix, the table from N(0, 1/d)."
+    "Chapter 07's rules on the page too: Xavier, W^Q, W^K, W^V as one (3d, d) matrix, the table from N(0, 1/d)."
     torch.manual_seed(0)
     d = 64
     page = one_page.make_model(2000, N=1, d_model=d, d_ff=128, h=4)

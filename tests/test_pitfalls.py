@@ -1,4 +1,4 @@
-"""The mutation check of the Pitfalls appendix (nbs/11_pitfalls.ipynb): every pitfall's catching test fails with
+"""The mutation check of the Pitfalls appendix (nbs/29_pitfalls.ipynb): every pitfall's catching test fails with
 the bug planted and passes without it, so the suite is shown to guard against each bug rather than claimed to.
 
 The checks run in one fresh Python process (pytest in-process there, once per pitfall with the bug and once
@@ -50,13 +50,13 @@ def test_a_planted_bug_reaches_every_importer_and_leaves_no_trace():
 
 def test_chapter_11_checks_every_pitfall_as_it_executes():
     "What lets tools/test.sh skip the next test: the chapter runs check(name) for every pitfall, asserting it."
-    cells = json.loads((REPO / "nbs" / "11_pitfalls.ipynb").read_text(encoding="utf-8"))["cells"]
+    cells = json.loads((REPO / "nbs" / "29_pitfalls.ipynb").read_text(encoding="utf-8"))["cells"]
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert set(re.findall(r'^assert check\("(\w+)"\)\.caught$', code, re.M)) == set(PITFALLS)
 
 
 @pytest.mark.skipif(os.environ.get("ANNOTATED_TRANSFORMER_BOOK_BUILD_FOLLOWS") == "1",
-                    reason="tools/test.sh builds the book next, and chapter 11 asserts check(name).caught for every "
+                    reason="tools/test.sh builds the book next, and chapter 29 asserts check(name).caught for every "
                            "pitfall as it executes: the same checks, run once")
 def test_every_catching_test_fails_with_its_bug_and_passes_without_it():
     script = ("import json, torch; torch.set_num_threads(1)\n"

@@ -1,4 +1,4 @@
-"""annotated_transformer.positions (chapter 12a): RoPE and Shaw et al.'s relative positions as subclasses of chapter 03's
+"""annotated_transformer.positions (chapter 26): RoPE and Shaw et al.'s relative positions as subclasses of chapter 04's
 MultiHeadAttention, their place in make_model, and checkpoints of earlier releases."""
 import math
 from pathlib import Path
@@ -19,7 +19,7 @@ from annotated_transformer.positions import (RelativeAttention, RelativeMultiHea
 FIXTURE = Path(__file__).parent / "fixtures" / "positional_models.pt"
 
 
-# ---- checkpoints and seeded models of the release before chapter 12a --------------------------------------------
+# ---- checkpoints and seeded models of the release before chapter 26 --------------------------------------------
 @pytest.mark.parametrize("kind", ["sinusoidal", "learned", "rope", "relative"])
 def test_models_of_the_earlier_release_load_and_match(kind):
     """tests/fixtures/positional_models.pt was written by the code before the move (MultiHeadAttention(rotate=...,
@@ -45,7 +45,7 @@ def test_models_of_the_earlier_release_load_and_match(kind):
 
 
 def test_importing_positions_changes_no_earlier_class():
-    "positions fills chapter 06's tables; it sets no attribute of a class of the earlier modules."
+    "positions fills chapter 07's tables; it sets no attribute of a class of the earlier modules."
     for module in (multihead, positional, model_module):
         for cls in [v for v in vars(module).values() if isinstance(v, type) and v.__module__ == module.__name__]:
             for name, value in vars(cls).items():
@@ -95,7 +95,7 @@ def test_relative_attention_is_the_papers_heads_with_shaws_core():
     assert [n for n, _ in rel.named_parameters()][:2] == ["relative.w_k", "relative.w_v"]
 
 
-# ---- rotary positions (RoPE, chapter 12a; beyond the paper) ------------------------------------------------------
+# ---- rotary positions (RoPE, chapter 26; beyond the paper) ------------------------------------------------------
 def _rope_by_complex_numbers(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     "Su et al.'s formulation, written independently: pair i as the complex number x_2i + i x_2i+1, times e^(i m theta_i)."
     d = x.size(-1)

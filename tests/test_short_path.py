@@ -1,7 +1,7 @@
 """The learner's short path: the introduction and the first part of `_toc.yml`, *The Transformer*.
 
 On that path the code fits the page (at most 88 characters a line, 30 lines a cell; the rest of the book at most 100
-characters a line), the whole model appears early (chapter 00b, within the first 1,000 displayed lines of code), and
+characters a line), the whole model appears early (chapter 01, within the first 1,000 displayed lines of code), and
 the text carries no development history: no back-compatibility tables, no trial stories, no commit hashes, no lint
 pragmas. A cell is displayed unless it is hidden (`#| hide`) or shows only its output (`#| echo: false`); folded
 cells are displayed. `#|` lines are directives, not code."""
@@ -36,9 +36,9 @@ def displayed(cell: dict) -> list[str] | None:
 # Known exceptions (the test fails on any other long line): shell cells, which cannot be wrapped, since a `\`
 # continuation of an IPython `!` line breaks the book's lexer (-W).
 KNOWN_WIDE = {
-    "nbs/09b_translate": ["!annotated-transformer reference-split --out data/reference-split"],
-    "nbs/09e_five_languages": ["!annotated-transformer reference-split --out data/reference-split"],
-    "nbs/12_variations": ["!python ../bench/table3.py"],
+    "nbs/22_translate": ["!annotated-transformer reference-split --out data/reference-split"],
+    "nbs/24_five_languages": ["!annotated-transformer reference-split --out data/reference-split"],
+    "nbs/25_variations": ["!python ../bench/table3.py"],
 }
 
 
@@ -54,7 +54,7 @@ def long_lines(chapters: list[str], width: int) -> list[str]:
 
 def test_the_first_part_is_the_short_path():
     assert TOC["parts"][0]["caption"].startswith("The Transformer")
-    assert TEACHING[1] == "nbs/00b_one_page" and TEACHING[-1] == "nbs/08_decoding"
+    assert TEACHING[1] == "nbs/01_one_page" and TEACHING[-1] == "nbs/11_decoding"
     intro = "".join("".join(c["source"]) for c in cells(TOC["root"]) if c["cell_type"] == "markdown")
     assert "**The short path**" in intro
 
@@ -106,11 +106,11 @@ def test_the_whole_model_comes_within_1000_lines():
     for chapter in TEACHING:
         for cell in cells(chapter):
             lines = displayed(cell) or []
-            if chapter == "nbs/00b_one_page" and any(line.startswith("def make_model(") for line in lines):
+            if chapter == "nbs/01_one_page" and any(line.startswith("def make_model(") for line in lines):
                 assert seen + len(lines) <= 1000, seen
                 return
             seen += len(lines)
-    pytest.fail("chapter 00b's make_model was not found")
+    pytest.fail("chapter 01's make_model was not found")
 
 
 HISTORY = [  # (what, pattern) that has no place in the teaching text

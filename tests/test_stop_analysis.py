@@ -1,4 +1,4 @@
-"""bench/stop_analysis.py (chapter 09e, "Where do the models stop?"): its bookkeeping on a model whose probabilities
+"""bench/stop_analysis.py (chapter 24, "Where do the models stop?"): its bookkeeping on a model whose probabilities
 are set by hand, and both programs' real models read end to end (tiny, on the fixture files)."""
 import importlib.util
 import json

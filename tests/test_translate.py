@@ -290,10 +290,10 @@ def test_unknown_split_and_other_usage_errors(run, tmp_path, capsys):
         Translator(run / "checkpoints" / "step_000020.pt", avg=2)
 
 
-# ---- the recipes printed in chapter 09b ------------------------------------------------------------------------
+# ---- the recipes printed in chapter 22 ------------------------------------------------------------------------
 def _printed_recipes() -> dict:
-    "The variables of chapter 09b's recipe cell (`recipe`, `zh`, `own`): string assignments only, run here."
-    nb = json.loads((Path(__file__).parents[1] / "nbs" / "09b_translate.ipynb").read_text(encoding="utf-8"))
+    "The variables of chapter 22's recipe cell (`recipe`, `zh`, `own`): string assignments only, run here."
+    nb = json.loads((Path(__file__).parents[1] / "nbs" / "22_translate.ipynb").read_text(encoding="utf-8"))
     cell = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("recipe = ("))
     names = {}
     exec(cell, {}, names)
@@ -301,7 +301,7 @@ def _printed_recipes() -> dict:
 
 
 def _printed_recipe(spec: str) -> list[str]:
-    "`annotated-transformer train` arguments of chapter 09b's runs on the book's own splits, for corpus `spec`."
+    "`annotated-transformer train` arguments of chapter 22's runs on the book's own splits, for corpus `spec`."
     import shlex
     names = _printed_recipes()
     assert spec in [s for _, s, _ in names["own"]]
@@ -309,7 +309,7 @@ def _printed_recipe(spec: str) -> list[str]:
 
 
 def test_printed_chinese_recipe_reads_the_manythings_file():
-    "Chapter 09b's zh-en command, on a file a reader downloads in manythings.org's layout (english, chinese, attribution)."
+    "Chapter 22's zh-en command, on a file a reader downloads in manythings.org's layout (english, chinese, attribution)."
     import shlex
     from annotated_transformer.subwords import _BUILDER_OPTIONS
     from annotated_transformer.train_command import build_parser, resolve_config

@@ -66,40 +66,40 @@ def test_the_glossary_catches_a_planted_wrong_term():
 
 
 def test_a_real_catalog_fails_the_glossary_when_a_term_is_planted_in_it():
-    path = CATALOGS["nbs/01_attention"]
+    path = CATALOGS["nbs/02_attention"]
     hits = [m for m in i18n._read(path) if m.string and "注意力" in m.string and re.search(r"\battention\b", m.id)
             and not i18n._NOT_PROSE.sub("", m.id) == ""]
     assert hits
     m = hits[0]
-    assert i18n.glossary_problems("nbs/01_attention", m.id, m.string, GLOSSARY) == []
+    assert i18n.glossary_problems("nbs/02_attention", m.id, m.string, GLOSSARY) == []
     assert "glossary: 'attention' is '注意力'" in i18n.glossary_problems(
-        "nbs/01_attention", m.id, m.string.replace("注意力", "关注机制"), GLOSSARY)
+        "nbs/02_attention", m.id, m.string.replace("注意力", "关注机制"), GLOSSARY)
 
 
 def test_markup_that_a_translation_drops_is_reported():
-    msgid = "As {cite:p}`vaswani2017attention` write, $d_k = 64$ and `h = 8` ([chapter 03](03_multihead.ipynb))."
-    ok = "正如 {cite:p}`vaswani2017attention` 所写，$d_k = 64$，`h = 8`（[第 03 章](03_multihead.ipynb)）。"
+    msgid = "As {cite:p}`vaswani2017attention` write, $d_k = 64$ and `h = 8` ([chapter 04](04_multihead.ipynb))."
+    ok = "正如 {cite:p}`vaswani2017attention` 所写，$d_k = 64$，`h = 8`（[第 03 章](04_multihead.ipynb)）。"
     assert i18n.markup_problems(msgid, ok) == []
     assert i18n.markup_problems(msgid, ok.replace("{cite:p}`vaswani2017attention` ", ""))[0].startswith("role differs")
     assert i18n.markup_problems(msgid, ok.replace("$d_k = 64$", "d_k = 64"))[0].startswith("math differs")
-    assert i18n.markup_problems(msgid, ok.replace("03_multihead.ipynb", "04_positional.ipynb"))[0].startswith(
+    assert i18n.markup_problems(msgid, ok.replace("04_multihead.ipynb", "05_positional.ipynb"))[0].startswith(
         "link target differs")
 
 
 def test_check_names_the_chapter_and_the_message_of_every_problem(tmp_path, monkeypatch):
     pot, locales = tmp_path / "gettext", tmp_path / "locales"
     english = {"Attention weights sum to one.": "", "A new English sentence.": "", "A changed sentence.": ""}
-    _write(pot / "nbs" / "01_attention.pot", english)
-    _write(locales / "zh_CN" / "LC_MESSAGES" / "nbs" / "01_attention.po",
+    _write(pot / "nbs" / "02_attention.pot", english)
+    _write(locales / "zh_CN" / "LC_MESSAGES" / "nbs" / "02_attention.po",
            {"Attention weights sum to one.": "注意力权重（attention weights）之和为一。", "A changed sentence.": "改过的句子。",
             "An old sentence.": "旧句子。"}, fuzzy={"A changed sentence."})
     monkeypatch.setattr(i18n, "LOCALES", locales)
     monkeypatch.setattr(i18n, "toc_captions", lambda: [])
     problems = i18n.check(root=pot)
     assert problems == [
-        "nbs/01_attention: English message without its translation: 'A new English sentence.'",
-        "nbs/01_attention: translation of a message the English text no longer has: 'An old sentence.'",
-        "nbs/01_attention: fuzzy translation (the English changed): 'A changed sentence.'",
+        "nbs/02_attention: English message without its translation: 'A new English sentence.'",
+        "nbs/02_attention: translation of a message the English text no longer has: 'An old sentence.'",
+        "nbs/02_attention: fuzzy translation (the English changed): 'A changed sentence.'",
     ]
 
 
@@ -127,8 +127,8 @@ def test_the_chinese_readme_gives_the_same_two_commands():
 
 
 @pytest.mark.parametrize("page,here,there,link", [
-    ("nbs/01_attention", "en", "zh_CN", "../../zh_CN/nbs/01_attention.html"),
-    ("nbs/01_attention", "zh_CN", "en", "../../en/nbs/01_attention.html"),
+    ("nbs/02_attention", "en", "zh_CN", "../../zh_CN/nbs/02_attention.html"),
+    ("nbs/02_attention", "zh_CN", "en", "../../en/nbs/02_attention.html"),
     ("genindex", "zh_CN", "en", "../en/genindex.html"),
 ])
 def test_the_language_switch_leads_to_the_same_page(page, here, there, link):
@@ -158,10 +158,10 @@ def test_the_real_glosses_follow_the_rule():
     problems = i18n.gloss_problems(chapters, GLOSSARY)
     assert not problems, "\n".join(problems)
     # and the check notices a chapter where the English never appears
-    chapters["nbs/08_decoding"] = [copy.copy(m) for m in chapters["nbs/08_decoding"]]
-    for m in chapters["nbs/08_decoding"]:
+    chapters["nbs/11_decoding"] = [copy.copy(m) for m in chapters["nbs/11_decoding"]]
+    for m in chapters["nbs/11_decoding"]:
         m.string = m.string.replace("（greedy decoding）", "")
-    assert "nbs/08_decoding: glossary: 'greedy decoding' is used but never given as 贪心解码（greedy decoding）" in \
+    assert "nbs/11_decoding: glossary: 'greedy decoding' is used but never given as 贪心解码（greedy decoding）" in \
         " ".join(i18n.gloss_problems(chapters, GLOSSARY))
 
 
@@ -206,10 +206,10 @@ def test_no_gloss_in_a_heading_and_none_that_splits_a_compound():
 
 
 def test_the_page_titles_are_read_from_the_notebook():
-    titles = i18n.page_titles("nbs/06_model")
+    titles = i18n.page_titles("nbs/07_model")
     assert titles[0] == "The full model" and titles[1].startswith("Paper: §3 (model architecture)")
     assert "Exercises" in titles and i18n.page_titles("nbs/no_such_page") == []
-    assert i18n.reading_order()[:3] == ["nbs/00_introduction", "nbs/00b_one_page", "nbs/01_attention"]
+    assert i18n.reading_order()[:3] == ["nbs/00_introduction", "nbs/01_one_page", "nbs/02_attention"]
 
 
 def test_the_house_style():
@@ -223,7 +223,7 @@ def test_the_house_style():
     assert style("代码 `f\"{x:.0f} %\"` 照原样。") == []  # code is shared with the English edition
     assert style("批量（大小为 1,000 个词元（token））。") == ["nested parentheses: （…（…）…） (gloss elsewhere, or reword)"]
     assert style("批量（大小为 1,000 个词元（token））。", "A batch (of (nested) tokens).") == []  # as nested as the English
-    assert style("见 `f(g(x))`（第 03 章）。") == []  # parentheses in code do not count
+    assert style("见 `f(g(x))`（第 04 章）。") == []  # parentheses in code do not count
 
 
 def test_a_displayed_formula_keeps_its_math_and_translates_its_words():
@@ -241,25 +241,25 @@ def test_a_displayed_formula_keeps_its_math_and_translates_its_words():
 
 
 def test_a_link_to_a_chapter_gives_its_chinese_title():
-    titles = {"nbs/09b_translate": ["Translating for real"], "nbs/08_decoding": ["Decoding"]}
-    messages = {"nbs/09b_translate": {"Translating for real": "真正动手翻译"},
-                "nbs/08_decoding": {"Next, [Translating for real](09b_translate.ipynb) decodes.":
-                                    "接下来，[实战翻译](09b_translate.ipynb)进行解码。"}}
+    titles = {"nbs/22_translate": ["Translating for real"], "nbs/11_decoding": ["Decoding"]}
+    messages = {"nbs/22_translate": {"Translating for real": "真正动手翻译"},
+                "nbs/11_decoding": {"Next, [Translating for real](22_translate.ipynb) decodes.":
+                                    "接下来，[实战翻译](22_translate.ipynb)进行解码。"}}
     assert i18n.title_problems(messages, titles) == [
-        "nbs/08_decoding: title: a link to nbs/09b_translate gives its title '真正动手翻译', not ['实战翻译']: "
-        "'Next, [Translating for real](09b_translate.ipynb) decodes.'"]
-    messages["nbs/08_decoding"] = {k: v.replace("实战翻译", "真正动手翻译") for k, v in messages["nbs/08_decoding"].items()}
+        "nbs/11_decoding: title: a link to nbs/22_translate gives its title '真正动手翻译', not ['实战翻译']: "
+        "'Next, [Translating for real](22_translate.ipynb) decodes.'"]
+    messages["nbs/11_decoding"] = {k: v.replace("实战翻译", "真正动手翻译") for k, v in messages["nbs/11_decoding"].items()}
     assert i18n.title_problems(messages, titles) == []
 
 
 def test_a_message_shared_by_chapters_has_one_translation():
     en = "Each exercise changes one thing and measures the effect."
-    messages = {"nbs/06_model": {en: "每个练习只改动一处，并测量其效果。"},
-                "nbs/06b_batches": {en: "每个练习只改变一件事，并测量其效果。"}}
+    messages = {"nbs/07_model": {en: "每个练习只改动一处，并测量其效果。"},
+                "nbs/08_batches": {en: "每个练习只改变一件事，并测量其效果。"}}
     assert i18n.consistency_problems(messages) == [
-        "nbs/06b_batches: translated otherwise than in nbs/06_model ('每个练习只改动一处，并测量其效果。'): "
+        "nbs/08_batches: translated otherwise than in nbs/07_model ('每个练习只改动一处，并测量其效果。'): "
         "'Each exercise changes one thing and measures the effect.'"]
-    messages["nbs/06b_batches"][en] = messages["nbs/06_model"][en]
+    messages["nbs/08_batches"][en] = messages["nbs/07_model"][en]
     assert i18n.consistency_problems(messages) == []
 
 
@@ -275,7 +275,7 @@ def test_the_new_terms_are_one_vocabulary():
     terms = {t["en"]: t for t in GLOSSARY["terms"]}
     assert terms["the Harvard notebook"]["zh"] == "哈佛笔记本" and terms["post-norm"]["zh"] == "后置归一化"
     assert terms["pre-norm"]["zh"] == "前置归一化"
-    title = i18n._read(CATALOGS["nbs/09b_translate"])["Translating for real"].string
+    title = i18n._read(CATALOGS["nbs/22_translate"])["Translating for real"].string
     assert terms["Translating for real"]["zh"] == title
     msgid = "The Harvard notebook is pre-norm."
     assert i18n.glossary_problems("nbs/x", msgid, "Harvard 的 notebook 是前归一化的。", GLOSSARY) == [

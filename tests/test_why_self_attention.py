@@ -1,4 +1,4 @@
-"""Chapter 05b: the path lengths of Table 1, counted by `path_length`, and the benchmark that measures the layers.
+"""Chapter 23: the path lengths of Table 1, counted by `path_length`, and the benchmark that measures the layers.
 
 The counts must follow the table's formulas (1, n, n/k for contiguous and log_k n for dilated convolutions) for every
 n and k checked; the benchmark's `--tiny` mode must write a record with every layer at every length."""

@@ -9,8 +9,8 @@ catalogs: both editions show the same ones.
     python tools/book_i18n.py update                                  # merge them into the catalogs (new entries
                                                                       # empty, unless the same English moved from
                                                                       # another chapter: it keeps its translation)
-    python tools/book_i18n.py todo nbs/01_attention > todo.json       # a chapter's untranslated messages, as JSON
-    python tools/book_i18n.py fill nbs/01_attention done.json         # write their translations into the catalog
+    python tools/book_i18n.py todo nbs/02_attention > todo.json       # a chapter's untranslated messages, as JSON
+    python tools/book_i18n.py fill nbs/02_attention done.json         # write their translations into the catalog
     python tools/book_i18n.py check                                   # CI: every message translated, nothing stale
     python tools/book_i18n.py stats                                   # messages and words per chapter
     python tools/book_i18n.py site                                    # both editions -> _build/site/
@@ -97,6 +97,8 @@ def extract() -> Path:
     "The English messages of every page, as _build/gettext/**/*.pot."
     config = write_config("gettext", REPO / "_build" / "_config.gettext.yml")
     shutil.rmtree(GETTEXT, ignore_errors=True)
+    # a page that was renamed or removed leaves its .pot in Sphinx's output folder: start that folder empty
+    shutil.rmtree(REPO / "_build" / "gettext-build" / "_build" / "gettext", ignore_errors=True)
     subprocess.run(["jupyter-book", "build", str(REPO), "--config", str(config), "--builder", "custom",
                     "--custom-builder", "gettext", "--path-output", str(REPO / "_build" / "gettext-build")],
                    check=True, stdout=subprocess.DEVNULL)
@@ -116,7 +118,7 @@ def _english_only(chapter: str) -> bool:
 
 
 def templates(root: Path = GETTEXT) -> dict[str, Path]:
-    "{chapter: its .pot}, the chapter named by its path without suffix (nbs/01_attention); English-only pages left out."
+    "{chapter: its .pot}, the chapter named by its path without suffix (nbs/02_attention); English-only pages left out."
     return {name: p for p in sorted(root.rglob("*.pot"))
             if not _english_only(name := p.relative_to(root).with_suffix("").as_posix())}
 
@@ -549,7 +551,7 @@ def main(argv=None) -> int:
     sub.add_parser("update")
     k = sub.add_parser("check")
     k.add_argument("--no-extract", action="store_true", help="use the messages already in _build/gettext")
-    k.add_argument("--only", help="one chapter, e.g. nbs/01_attention")
+    k.add_argument("--only", help="one chapter, e.g. nbs/02_attention")
     sub.add_parser("stats")
     sub.add_parser("site", help="_build/html (English) and _build/zh_CN/_build/html -> _build/site/{en,zh_CN}/")
     t = sub.add_parser("todo", help="a chapter's messages without a translation, as JSON {English: \"\"}")

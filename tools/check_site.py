@@ -372,7 +372,7 @@ def main(argv=None) -> int:
     ap.add_argument("--screenshots", type=Path, default=None, help="save one PNG per page here")
     ap.add_argument("--chromium", default="/usr/bin/chromium", help="the Chromium binary")
     ap.add_argument("--language", default="en", help="the edition's language (zh_CN: the Chinese edition's checks)")
-    ap.add_argument("--only", nargs="*", help="check only these pages (e.g. nbs/01_attention)")
+    ap.add_argument("--only", nargs="*", help="check only these pages (e.g. nbs/02_attention)")
     args = ap.parse_args(argv)
     if not (args.site / "index.html").exists() and not any(args.site.glob("*.html")):
         sys.exit(f"{args.site} holds no built site: run `jupyter-book build .` first")

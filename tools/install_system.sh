@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian packages of the checks, idempotent: Debian's chromium (the browser of tools/check_site.py) and a Chinese
-# font (the CJK labels of chapter 09b's figure). `apt-get` needs root or sudo. SKIP_BROWSER=1 / SKIP_FONTS=1 leave
+# font (the CJK labels of chapter 22's figure). `apt-get` needs root or sudo. SKIP_BROWSER=1 / SKIP_FONTS=1 leave
 # either out. tools/install.sh runs this alongside pip; tools/test.sh alongside the tests, waiting only before the
 # book build, the first step that needs either package.
 set -euo pipefail
@@ -19,6 +19,6 @@ if [ "$need_fonts" = 1 ]; then
     # matplotlib caches its font list: drop the cache so that it finds the new font
     rm -f "${MPLCONFIGDIR:-$HOME/.cache/matplotlib}"/fontlist-*.json
   else
-    echo "install: could not install fonts-wqy-microhei; chapter 09b's Chinese labels will show boxes"
+    echo "install: could not install fonts-wqy-microhei; chapter 22's Chinese labels will show boxes"
   fi
 fi

@@ -44,14 +44,14 @@ def _declare(name: str) -> None:
 for name in UNDECLARED:
     _declare(name)
 # Reading: Sphinx hands each process a chunk of about seventeen pages in alphabetical order, so one process got most
-# of the slow notebooks (06c, 07b, 08, 09b: about 380 s of execution in one chunk of the English edition, against
+# of the slow notebooks (then 06c, 07b, 08 and 09b, now 10, 19, 11 and 22: about 380 s of execution in one chunk of the English edition, against
 # about 240 s for all the other chunks together) while the other idled. The slowest notebooks are read first, each as
 # a chunk of its own, so that the pool balances itself; the other pages keep Sphinx's chunks (every chunk returns a
 # pickled copy of the environment, which is why one chunk per page made the Chinese edition slower). The list is the
 # execution times of the English edition in the CI trial at efb92b7, slowest first: a stale list costs balance,
 # never correctness. Writing keeps Sphinx's own chunks.
-SLOWEST_FIRST = ["nbs/11_pitfalls", "nbs/08_decoding", "nbs/06c_copy_task", "nbs/07b_trainer", "nbs/09e_five_languages",
-                 "nbs/09b_translate", "nbs/07c_train_command", "nbs/09a2_subwords", "nbs/06_model"]
+SLOWEST_FIRST = ["nbs/29_pitfalls", "nbs/11_decoding", "nbs/10_copy_task", "nbs/19_trainer", "nbs/24_five_languages",
+                 "nbs/22_translate", "nbs/20_train_command", "nbs/15_subwords", "nbs/07_model"]
 
 
 def slowest_first_chunks(docnames: list[str], nproc: int) -> list[list[str]]:

@@ -1,6 +1,6 @@
 """Execute notebooks in place (so their committed outputs are real), then clean them with nbdev_clean.
 
-    python tools/run_notebook.py nbs/01_attention.ipynb [more.ipynb ...]
+    python tools/run_notebook.py nbs/02_attention.ipynb [more.ipynb ...]
 
 Cells are run from the notebook's own folder, top to bottom, as a learner would run them.
 """

@@ -30,7 +30,7 @@ step "the Chinese catalogs hold exactly today's English messages, all translated
 python tools/book_i18n.py check > _build/logs/i18n_check.log 2>&1 & i18n=$!
 
 step "pytest"
-# (a test whose checks chapter 11 repeats as the book builds below is left to the book)
+# (a test whose checks chapter 29 repeats as the book builds below is left to the book)
 # (--dist worksteal: an idle worker takes tests queued for the other, so that tests handed out in advance to a busy
 #  worker do not leave the other core idle for minutes; --durations: the slowest tests in the log, for whoever cuts next)
 ANNOTATED_TRANSFORMER_BOOK_BUILD_FOLLOWS=1 python -m pytest -q -n 2 --dist worksteal --durations=15 tests
