@@ -22,8 +22,8 @@ from .positional import LearnedPositionalEncoding
 from .positional import PositionalEncoding
 
 # %% auto #0
-__all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search',
-           'check_sampling', 'filter_logits', 'sample_next', 'sample_decode', 'attention_weights']
+__all__ = ['KVCache', 'new_cache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis',
+           'beam_search', 'check_sampling', 'filter_logits', 'sample_next', 'sample_decode', 'attention_weights']
 
 # %% ../nbs/21_decoding_at_scale.ipynb #5220a0ee
 class KVCache:
@@ -106,8 +106,7 @@ def heads(
     return q, *self.update(*attn.keys_values(key, value, start))
 
 
-@patch
-def new_cache(self: DecoderLayer, capacity: int = 0) -> tuple[KVCache, KVCache]:
+def new_cache(layer: DecoderLayer, capacity: int = 0) -> tuple[KVCache, KVCache]:
     ("Empty caches for decoding: the self-attention keys/values of the prefix, "
      "and those of the memory (fixed).")
     return KVCache(capacity=capacity), KVCache(fixed=True)
@@ -164,7 +163,7 @@ class IncrementalDecoder:
         if use_cache:
             self.embed, self.position = _split_target_embedding(model)
             _check_cache_layers(model)
-            self.caches = [layer.new_cache(capacity) for layer in model.decoder.layers]
+            self.caches = [new_cache(layer, capacity) for layer in model.decoder.layers]
         else:
             self.prefix = torch.empty(
                 (memory.size(0), 0), dtype=torch.long, device=memory.device

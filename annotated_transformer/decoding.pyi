@@ -3,12 +3,12 @@
 """Paper: §6.1 (beam search, length penalty, maximum output length), built as a library: batched, with a key/value cache, and with the choices the paper leaves open written down."""
 
 import torch
-from annotated_transformer.model import EncoderDecoder
+from annotated_transformer.model import DecoderLayer, EncoderDecoder
 from annotated_transformer.multihead import MultiHeadAttention
 from torch import Tensor
 from typing import Any, NamedTuple
 
-__all__ = ['KVCache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search', 'check_sampling', 'filter_logits', 'sample_next', 'sample_decode', 'attention_weights']
+__all__ = ['KVCache', 'new_cache', 'IncrementalDecoder', 'greedy_decode', 'gnmt_length_penalty', 'beam_step', 'Hypothesis', 'beam_search', 'check_sampling', 'filter_logits', 'sample_next', 'sample_decode', 'attention_weights']
 
 class KVCache:
     """Keys and values of one attention module kept between decoding steps, in a buffer written in place."""
@@ -30,6 +30,9 @@ class KVCache:
         """Keep the rows `index` (long), in that order: beam search follows its hypotheses, finished sentences leave."""
     def heads(self, attn: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """`attn`'s queries of the new positions, and the keys and values of every position so far: only what is new is projected."""
+
+def new_cache(layer: DecoderLayer, capacity: int = ...) -> tuple[KVCache, KVCache]:
+    """Empty caches for decoding: the self-attention keys/values of the prefix, and those of the memory (fixed)."""
 
 class IncrementalDecoder:
     """Run a model's decoder one target position at a time, with a key/value cache or by recomputing the prefix."""

@@ -2,7 +2,6 @@
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
 """Paper: §3 (model architecture), §3.1 (encoder and decoder stacks), §3.4 (embeddings and softmax), §5.4 (residual dropout)."""
 
-from annotated_transformer.decoding import KVCache
 from annotated_transformer.multihead import MultiHeadAttention
 from annotated_transformer.sublayers import PositionwiseFeedForward
 from fastcore.basics import _clsmethod
@@ -46,8 +45,6 @@ class DecoderLayer(Module):
     sublayer: Any
     def __init__(self, d_model: int, self_attn: MultiHeadAttention, src_attn: MultiHeadAttention, feed_forward: PositionwiseFeedForward, dropout: float, norm_first: bool = ...) -> None: ...
     def forward(self, x: Tensor, memory: Tensor, src_mask=..., tgt_mask=..., cache: Any = ..., is_causal: bool = ...) -> Tensor: ...
-    def new_cache(self, capacity: int = ...) -> tuple[KVCache, KVCache]:
-        """Empty caches for decoding: the self-attention keys/values of the prefix, and those of the memory (fixed)."""
 
 class Encoder(Module):
     """A stack of `N` encoder layers (§3.1)."""

@@ -16,7 +16,7 @@ import os
 import pytest
 import torch
 
-from annotated_transformer.decoding import beam_search, beam_step, gnmt_length_penalty, greedy_decode, Hypothesis, IncrementalDecoder
+from annotated_transformer.decoding import beam_search, beam_step, gnmt_length_penalty, greedy_decode, Hypothesis, IncrementalDecoder, new_cache
 from annotated_transformer.checkpoint import average_checkpoints, last_checkpoints
 from annotated_transformer.masking import causal_mask, padding_mask
 from annotated_transformer.model import make_model
@@ -83,11 +83,11 @@ def test_layer_step_equals_layer_forward(norm_first):
     for layer in m.decoder.layers:
         full = layer(x, memory, mask, causal_mask(9))
         for capacity in (0, 3, 9):  # the self-attention buffer grows on the way, or has room from the start
-            cache = layer.new_cache(capacity)
+            cache = new_cache(layer, capacity)
             steps = torch.cat([layer(x[:, t:t + 1], memory, mask, cache=cache) for t in range(9)], dim=1)
             torch.testing.assert_close(steps, full, rtol=0, atol=1e-12)
         # several positions at once (a prompt), then one at a time
-        cache = layer.new_cache()
+        cache = new_cache(layer)
         first = layer(x[:, :4], memory, mask, causal_mask(4), cache=cache)
         rest = [layer(x[:, t:t + 1], memory, mask, cache=cache) for t in range(4, 9)]
         torch.testing.assert_close(torch.cat([first, *rest], dim=1), full, rtol=0, atol=1e-12)

@@ -188,3 +188,30 @@ def test_no_markdown_line_starts_with_a_percent_sign():
                 found += [f"{nb.name} cell {i}: {line[:60]!r}" for line in "".join(cell["source"]).splitlines()
                           if line.startswith("%")]
     assert not found, f"markdown lines that MyST drops as comments: {found}"
+
+
+def _patched_classes(module: str) -> list[tuple[str, str]]:
+    "(class, method) for every `@patch` function of `module`, the class read from its first argument's annotation."
+    found = []
+    for node in ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8")).body:
+        patched = any((isinstance(d, ast.Name) and d.id == "patch") or
+                      (isinstance(d, ast.Call) and getattr(d.func, "id", "") == "patch") for d in node.decorator_list) \
+            if isinstance(node, ast.FunctionDef) else False
+        if patched and node.args.args and isinstance(node.args.args[0].annotation, ast.Name):
+            found.append((node.args.args[0].annotation.id, node.name))
+    return found
+
+
+def test_no_module_adds_to_another_modules_class():
+    """A class is finished in its own chapter: a later module extends it by subclassing, an extension point or
+    composition, never by patching a method onto it, so importing a module never changes a class of another."""
+    own = {m: _defined_in(m) for m in MODULES}
+    found = [f"{m} patches {cls}.{name}" for m in MODULES for cls, name in _patched_classes(m) if cls not in own[m]]
+    assert not found, "\n".join(found)
+
+
+def test_the_patch_rule_sees_a_patch_across_modules(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text("class A: pass\n")
+    (tmp_path / "b.py").write_text("from fastcore.basics import patch\n@patch\ndef f(self: A): pass\n")
+    monkeypatch.setattr(__import__(__name__), "PKG", tmp_path)
+    assert _patched_classes("b") == [("A", "f")] and "A" not in _defined_in("b")
