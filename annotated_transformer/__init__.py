@@ -6,7 +6,7 @@ the public interface: every name it lists is imported here (tests/test_api.py), 
 type hints (`py.typed`) and stubs (`*.pyi`, written by tools/make_stubs.py) that show type checkers and IDEs the
 methods the chapters add to their classes in later cells. Importing the package also runs the registrations of the
 later chapters: the `copy` and `corpus` data builders and the `tatoeba` and `reference` corpus kinds and the
-`torch` architecture of the appendix, and the `rope` and `relative` positions of chapter 12a.
+`torch` architecture of the appendix, and the `rope` and `relative` positions of chapter 26.
 What changed between releases: CHANGELOG.md.
 """
 __version__ = "0.2.0"
@@ -23,7 +23,7 @@ from .model import (Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, 
                     tie_embeddings, transformer_parameter_count)
 from .batching import BOS, EOS, PAD, UNK, Batch, length_batches
 from .copytask import copy_accuracy, copy_task_pairs, greedy_decode_simple, strip_special
-# chapter 09: `make_batch` here is chapter 06b's with `pad_to_multiple`
+# chapter 12: `make_batch` here is chapter 08's with `pad_to_multiple`
 from .sampler import (DATA_BUILDERS, DataBundle, TokenBatchSampler, copy_data, get_data_builder, make_batch,
                       register_data, with_empty_rows)
 from .checkpoint import (RunWriteError, average_checkpoints, find_checkpoint, last_checkpoints, list_checkpoints,
@@ -45,7 +45,7 @@ from .torch_compare import (TorchTransformer, counted_step_flops, ours_to_torch,
                             training_flops)
 
 
-# `attention` names both chapter 01's module and its function. `import annotated_transformer.attention as A` must give
+# `attention` names both chapter 02's module and its function. `import annotated_transformer.attention as A` must give
 # the module (Python reads the package's attribute for that), and `from annotated_transformer import attention` must
 # give something that computes attention: the module itself, made callable as its function (same arguments, same
 # result, the function's signature for help() and IDEs). Type checkers read the stubs: the function, and the module.
@@ -55,7 +55,7 @@ import types as _types
 
 
 class _CallableModule(_types.ModuleType):
-    "Chapter 01's module `annotated_transformer.attention`, callable as its function `attention`."
+    "Chapter 02's module `annotated_transformer.attention`, callable as its function `attention`."
 
     def __call__(self, *args, **kwargs):
         return self.attention(*args, **kwargs)
@@ -69,46 +69,78 @@ _sys.modules[__name__ + ".attention"].__class__ = _CallableModule
 attention = _sys.modules[__name__ + ".attention"]  # noqa: F811 (the module, callable as the function above)
 
 __all__ = [
-    # 00 introduction, 00a input checks
+    # appendix F the book's maps, appendix A input checks
     "draw_architecture", "you_are_here",
     "check_int", "check_probability", "check_special_ids", "check_token_ids",
-    # 01 attention (the module, callable as its function: above), 02 masking, 03 multi-head attention
+    # 02 attention (the module, callable as its function: above), 03 masking, 04 multi-head attention
     "attention", "check_mask", "fused_attention",
     "causal_mask", "padding_mask", "target_mask",
     "MultiHeadAttention", "check_2d_mask", "check_heads", "keep_attention_weights",
-    # 04 positional encoding, 05 sublayers
+    # 05 positional encoding, 06 sublayers
     "LearnedPositionalEncoding", "PositionalEncoding", "check_positions", "sinusoidal_encoding",
     "AddAndNorm", "PositionwiseFeedForward",
-    # 06 the model
+    # 07 the model
     "ARCHS", "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderDecoder", "EncoderLayer", "Generator",
     "TransformerConfig", "build_model", "count_parameters", "init_weights", "make_model", "make_model_from_config",
     "model_config_dict", "register_arch", "tie_embeddings", "transformer_parameter_count", "unwrap",
-    # 06b batches, 06c the copy task
+    # 08 batches, 10 the copy task
     "BOS", "EOS", "PAD", "UNK", "Batch", "length_batches",
     "copy_accuracy", "copy_task_pairs", "greedy_decode_simple", "strip_special",
-    # 09 batches at scale
+    # 12 batches at scale
     "DATA_BUILDERS", "DataBundle", "TokenBatchSampler", "copy_data", "get_data_builder", "make_batch",
     "register_data", "with_empty_rows",
-    # 06d checkpoints, 06e run directories
+    # 17 checkpoints, 18 run directories
     "RunWriteError", "average_checkpoints", "find_checkpoint", "last_checkpoints", "list_checkpoints",
     "load_checkpoint", "load_model", "save_checkpoint",
     "RunLocked", "Stopped",
-    # 07 training, 07a the configuration of a run, 07b the trainer
+    # 09 training, 16 the configuration of a run, 19 the trainer
     "LabelSmoothingLoss", "NoamSchedule", "make_optimizer", "rate", "train_loop",
     "TrainConfig", "autocast_context", "pick_device",
     "Seq2SeqLoss", "StepOutOfMemory", "Trainer", "init_distributed",
-    # 08 decoding
+    # 21 decoding at scale
     "IncrementalDecoder", "KVCache", "beam_search", "filter_logits", "gnmt_length_penalty", "greedy_decode",
     "sample_decode", "sample_next",
-    # 09a data, 09a1 reference data, 09a2 subwords, 09b translating
+    # 13 data, 14 reference data, 15 subwords, 22 translating
     "ParallelCorpus", "load_bible", "load_corpus", "load_hf", "load_text", "load_tsv", "register_corpus",
     "load_reference_split", "load_tatoeba", "tatoeba_path", "write_reference_split",
     "Tokenizer", "corpus_data", "encode_pairs", "train_tokenizer",
     "Translator", "evaluate_translator", "score_translations", "tune_decoding",
-    # 12a positions beyond the paper
+    # 26 positions beyond the paper
     "RelativeAttention", "RelativeMultiHeadAttention", "RelativePositions", "RotaryMultiHeadAttention",
     "RotaryPositions", "apply_rotary", "relative_offsets",
-    # 10 checking ourselves against PyTorch
+    # appendix B checking ourselves against PyTorch
     "TorchTransformer", "counted_step_flops", "ours_to_torch", "paper_dropouts_only", "torch_to_ours",
     "training_flops",
 ]
+
+
+# Import paths of the release before the renumbering (0.2.0): names that moved to a later chapter's module are still
+# read from their old module, with one DeprecationWarning each, until 0.4.0 (CHANGELOG.md). The old module gets a
+# module-level __getattr__ (PEP 562): nothing is patched onto a class, and the chapter modules stay as they are.
+import warnings as _warnings
+
+_MOVED = {
+    "model": ("train_config", ["ARCHS", "TO_OURS", "build_model", "model_config_dict", "register_arch", "unwrap"]),
+    "loss": ("trainer", ["Seq2SeqLoss"]),
+    "positional": ("positions", ["RELATIVE_CLIP", "RelativeAttention", "RelativePositions", "RotaryPositions",
+                                 "apply_rotary", "relative_offsets"]),
+    "batching": ("sampler", ["DATA_BUILDERS", "DataBundle", "SOURCE_ALLOWANCE", "TokenBatchSampler", "budget_rows",
+                             "get_data_builder", "register_data", "with_empty_rows"]),
+    "copytask": ("sampler", ["COPY_OPTIONS", "copy_data"]),
+}
+
+
+def _old_path(old: str, new: str, names: list[str]):
+    def __getattr__(name: str):
+        if name not in names:
+            raise AttributeError(f"module 'annotated_transformer.{old}' has no attribute {name!r}")
+        _warnings.warn(f"annotated_transformer.{old}.{name} moved to annotated_transformer.{new}.{name} (or import it "
+                       f"from annotated_transformer); the old path stops working in 0.4.0", DeprecationWarning,
+                       stacklevel=2)
+        return getattr(_sys.modules[f"{__name__}.{new}"], name)
+    return __getattr__
+
+
+for _old, (_new, _names) in _MOVED.items():
+    _sys.modules[f"{__name__}.{_old}"].__getattr__ = _old_path(_old, _new, _names)
+

@@ -8,7 +8,7 @@ the public interface: every name it lists is imported here (tests/test_api.py), 
 type hints (`py.typed`) and stubs (`*.pyi`, written by tools/make_stubs.py) that show type checkers and IDEs the
 methods the chapters add to their classes in later cells. Importing the package also runs the registrations of the
 later chapters: the `copy` and `corpus` data builders and the `tatoeba` and `reference` corpus kinds and the
-`torch` architecture of the appendix, and the `rope` and `relative` positions of chapter 12a.
+`torch` architecture of the appendix, and the `rope` and `relative` positions of chapter 26.
 What changed between releases: CHANGELOG.md.
 """
 

@@ -140,3 +140,23 @@ def test_the_launcher_hands_every_other_command_to_the_cli(capsys):
     from annotated_transformer.cli import USAGE
     assert launcher.main(["--help"]) == 0 and capsys.readouterr().out.strip() == USAGE.strip()
     assert launcher.main(["no-such-command"]) == 2 and "unknown command 'no-such-command'" in capsys.readouterr().err
+
+
+OLD_PATHS = [(old, new, name) for old, (new, names) in annotated_transformer._MOVED.items() for name in names]
+
+
+@pytest.mark.parametrize("old,new,name", OLD_PATHS, ids=[f"{o}.{n}" for o, _, n in OLD_PATHS])
+def test_a_moved_name_is_read_from_its_old_module_with_a_warning(old, new, name):
+    "0.2.0's import paths of names that moved to a later chapter's module work until 0.4.0, and say where to go."
+    old_module = importlib.import_module(f"annotated_transformer.{old}")
+    new_module = importlib.import_module(f"annotated_transformer.{new}")
+    assert name not in vars(old_module), f"{name} is still defined in {old}: it did not move"
+    with pytest.warns(DeprecationWarning, match=rf"annotated_transformer\.{old}\.{name} moved to "
+                                                rf"annotated_transformer\.{new}\.{name}"):
+        assert getattr(old_module, name) is getattr(new_module, name)
+
+
+def test_an_old_module_still_refuses_a_name_it_never_had():
+    import annotated_transformer.model as model
+    with pytest.raises(AttributeError, match="has no attribute 'TrainConfig'"):
+        getattr(model, "TrainConfig")
