@@ -144,25 +144,29 @@ def test_rope_model_turns_self_attention_only_and_adds_nothing():
     torch.testing.assert_close(model.src_embed[1](x), x)  # nothing added (dropout 0)
 
 
-def test_rope_cached_decoding_equals_recomputation():
-    "Step by step with the KV cache (new positions follow the cached ones) = the whole prefix recomputed."
+def _cache_equals_recomputation(model, steps: int, max_new: int, beam_new: int):
+    "Stepped with the KV cache = the whole prefix recomputed, token by token; greedy and beam outputs the same."
     from annotated_transformer.decoding import IncrementalDecoder, beam_search, greedy_decode
     from annotated_transformer.masking import padding_mask
-    model = _rope_model(seed=2)
     g = torch.Generator().manual_seed(3)
     src = torch.randint(4, 23, (3, 8), generator=g)
     src[1, 5:] = 0
     mask = padding_mask(src, 0)
     memory = model.encode(src, mask)
     cached, fresh = IncrementalDecoder(model, memory, mask, True), IncrementalDecoder(model, memory, mask, False)
-    tokens = torch.randint(4, 23, (3, 9), generator=g)
+    tokens = torch.randint(4, 23, (3, steps), generator=g)
     for t in range(tokens.size(1)):
         torch.testing.assert_close(cached.step(tokens[:, t]), fresh.step(tokens[:, t]), atol=1e-10, rtol=0)
-    greedy = greedy_decode(model, src, mask, max_new_tokens=10, use_cache=True)
+    greedy = greedy_decode(model, src, mask, max_new_tokens=max_new, use_cache=True)
     assert len(set(greedy.flatten().tolist())) > 3  # real, varied output: the test compares something
-    assert torch.equal(greedy, greedy_decode(model, src, mask, max_new_tokens=10, use_cache=False))
-    assert torch.equal(beam_search(model, src, mask, beam_size=3, max_new_tokens=10, use_cache=True),
-                       beam_search(model, src, mask, beam_size=3, max_new_tokens=10, use_cache=False))
+    assert torch.equal(greedy, greedy_decode(model, src, mask, max_new_tokens=max_new, use_cache=False))
+    assert torch.equal(beam_search(model, src, mask, beam_size=3, max_new_tokens=beam_new, use_cache=True),
+                       beam_search(model, src, mask, beam_size=3, max_new_tokens=beam_new, use_cache=False))
+
+
+def test_rope_cached_decoding_equals_recomputation():
+    "Step by step with the KV cache (new positions follow the cached ones) = the whole prefix recomputed."
+    _cache_equals_recomputation(_rope_model(seed=2), steps=9, max_new=10, beam_new=10)
 
 
 def test_rope_checkpoint_round_trip(tmp_path):
@@ -289,23 +293,8 @@ def test_relative_decoder_is_causal():
 
 def test_relative_cached_decoding_equals_recomputation():
     "The query at step t attends keys 0..t with offsets j - t: the cache gives exactly the recomputed prefix."
-    from annotated_transformer.decoding import IncrementalDecoder, beam_search, greedy_decode
-    from annotated_transformer.masking import padding_mask
-    model = _relative_model(seed=2)
-    g = torch.Generator().manual_seed(3)
-    src = torch.randint(4, 23, (3, 8), generator=g)
-    src[1, 5:] = 0
-    mask = padding_mask(src, 0)
-    memory = model.encode(src, mask)
-    cached, fresh = IncrementalDecoder(model, memory, mask, True), IncrementalDecoder(model, memory, mask, False)
-    tokens = torch.randint(4, 23, (3, 20), generator=g)  # past k = 16: clipped offsets too
-    for t in range(tokens.size(1)):
-        torch.testing.assert_close(cached.step(tokens[:, t]), fresh.step(tokens[:, t]), atol=1e-10, rtol=0)
-    greedy = greedy_decode(model, src, mask, max_new_tokens=20, use_cache=True)
-    assert len(set(greedy.flatten().tolist())) > 3  # real, varied output: the test compares something
-    assert torch.equal(greedy, greedy_decode(model, src, mask, max_new_tokens=20, use_cache=False))
-    assert torch.equal(beam_search(model, src, mask, beam_size=3, max_new_tokens=12, use_cache=True),
-                       beam_search(model, src, mask, beam_size=3, max_new_tokens=12, use_cache=False))
+    # 20 steps: past k = 16, clipped offsets too
+    _cache_equals_recomputation(_relative_model(seed=2), steps=20, max_new=20, beam_new=12)
 
 
 def test_relative_checkpoint_round_trip():
