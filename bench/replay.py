@@ -12,7 +12,10 @@ compares, at the precision the record keeps:
   except its times;
 - chapter 28's translation runs (`mt_*`): the first STEPS updates (multiple of 100), the dev curve inside them.
 
-    python bench/replay.py bench/results/table3/mini_C_N2_s2.json ... --json bench/results/provenance_replay.json
+    python bench/replay.py bench/results/table3/mini_C_N2_s2.json ... --json bench/results/replay/table3.json
+
+With `--checkout DIR` the replay runs the code of DIR, e.g. `git worktree add DIR COMMIT` at the record's own
+commit: the test of whether that commit, clean, made the record.
 
 The JSON holds, for each record, its commit and `modified` flag, the commit and cleanliness of the replay, the
 numbers compared and whether every one of them is equal at the record's precision.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import subprocess
 import sys
@@ -30,8 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-from provenance import git_commit  # noqa: E402
+CODE = ROOT  # the checkout whose code replays (--checkout): the package and bench/ scripts are imported from it
 
 
 def _sig(x: float, digits: int = 5) -> float:
@@ -54,8 +57,9 @@ def replay_table3(record: dict, steps: int, work: Path) -> dict:
     out = work / record["name"]
     args[args.index("--steps") + 1] = str(steps)
     args[args.index("--out") + 1] = str(out)
+    env = {**os.environ, "PYTHONPATH": str(CODE)}
     subprocess.run([sys.executable, "-m", "annotated_transformer.cli", "train", *args], check=True,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, env=env, cwd=CODE)
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
     train = {m["step"]: m for m in metrics if "loss" in m}
     dev = {m["step"]: m for m in metrics if "dev_loss" in m}
@@ -109,6 +113,13 @@ def replay_mt(record: dict, steps: int) -> dict:
     return {"replayed": f"the first {steps} updates", **_compare(pairs)}
 
 
+def checkout_commit() -> str:
+    "The commit of the code that replays, marked when its working tree differs from it."
+    git = lambda *a: subprocess.run(["git", "-C", str(CODE), *a], capture_output=True, text=True,
+                                    check=True).stdout.strip()
+    return git("rev-parse", "--short", "HEAD") + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
+
+
 def replay(path: Path, steps: int, work: Path) -> dict:
     record = json.loads(path.read_text())
     started = time.time()
@@ -122,7 +133,7 @@ def replay(path: Path, steps: int, work: Path) -> dict:
         raise SystemExit(f"{path}: not a record this script can replay")
     p = record["provenance"]
     return {"record": path.relative_to(ROOT).as_posix(), "record_commit": p.get("commit"),
-            "record_modified": p.get("modified"), "replay_commit": git_commit(),
+            "record_modified": p.get("modified"), "replay_commit": checkout_commit(),
             "replay_date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "replay_seconds": round(time.time() - started, 1), **result}
 
@@ -132,7 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("records", nargs="+", type=Path)
     ap.add_argument("--steps", type=int, default=100, help="updates replayed of a miniature or translation run")
     ap.add_argument("--json", type=Path, required=True, help="the file the replays are added to")
+    ap.add_argument("--checkout", type=Path, default=ROOT,
+                    help="replay with the code of this checkout (a `git worktree` of the record's commit)")
     a = ap.parse_args(argv)
+    global CODE
+    CODE = a.checkout.resolve()
+    sys.path[:0] = [str(CODE), str(CODE / "bench")]  # its package and its bench/ scripts, before any other
     import torch
     torch.set_num_threads(1)
     done = json.loads(a.json.read_text()) if a.json.exists() else {"replays": []}
