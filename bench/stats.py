@@ -10,7 +10,18 @@ Every difference is *variant minus base* (or *b minus a*), with a t-based 95 % c
                                   run, SE = sd(base) * sqrt(1 + 1/n), n - 1 degrees of freedom
     pooled_paired(rows)           several rows paired with the same base: one variance of the differences pooled over
                                   the rows, sum(n_i - 1) degrees of freedom, each row's SE = s_pooled / sqrt(n_i)
+    block(table, base)            several variants and one base, each run with the same seeds: the randomized-block
+                                  model (seed as block, additive), each variant minus base with the residual
+                                  variance of the whole table, on its residual degrees of freedom (least squares:
+                                  a row that lacks a seed is allowed)
+    satterthwaite_df(terms)       the Welch-Satterthwaite degrees of freedom of a sum of variance estimates
+    ratio(a, b)                   mean(b) / mean(a) with Fieller's interval (independent samples, Welch's variances
+                                  and degrees of freedom; a single run of b: the one_run variance); `pct` gives
+                                  it in % of a
     permutation_p(a, b, paired)   exact two-sided permutation test (every sign flip, or every relabelling)
+    holm(ps), bh(ps)              p-values adjusted for a family of tests: Holm's step-down (controls the chance of
+                                  any false verdict) and Benjamini-Hochberg (controls their expected share)
+    verdict_p(...)                the p-value of a verdict: below 1 - LEVEL exactly when the interval decides it
     variance_ratio(a, b)          var(a) / var(b) and the two-sided F test of equal spreads
     verdict(interval, paper, margin, lower_is_better)
                                   'reproduces', 'contradicts', 'inconclusive' or 'same' (see `verdict`)
@@ -39,7 +50,7 @@ class Interval:
     low: float
     high: float
     n: int  # pairs (paired) or the smaller sample (Welch)
-    kind: str  # 'paired', 'welch', 'student', 'pooled paired' or 'one run'
+    kind: str  # 'paired', 'welch', 'student', 'pooled paired', 'one run' or 'block'
 
     @property
     def t(self) -> float:
@@ -58,9 +69,15 @@ class Interval:
         return -margin <= self.low and self.high <= margin
 
     def text(self, digits: int = 2, unit: str = "") -> str:
-        "'+1.23 [-0.45, +2.91]' (UNIT after each number, e.g. ' %')."
-        return (f"{self.mean:+.{digits}f}{unit} [{self.low:+.{digits}f}{unit}, "
-                f"{self.high:+.{digits}f}{unit}]")
+        "'+1.23 [-0.45, +2.91]' (UNIT after each number, e.g. ' %'); a number that rounds to zero is '0.00', unsigned."
+        f = lambda x: signed(x, digits) + unit
+        return f"{f(self.mean)} [{f(self.low)}, {f(self.high)}]"
+
+
+def signed(x: float, digits: int) -> str:
+    "X with its sign at DIGITS decimals ('+1.2', '-0.3'), and '0.0' without a sign where it rounds to zero."
+    text = f"{x:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
 
 
 def t_quantile(df: float, level: float = LEVEL) -> float:
@@ -182,7 +199,128 @@ def permutation_p(a, b, paired_samples: bool) -> float:
     return sum(s >= observed - tolerance for s in stats_) / len(stats_)
 
 
+def block(table: dict, base: str, level: float = LEVEL) -> dict[str, Interval]:
+    """The randomized-block analysis of TABLE ({treatment: {seed: value}}, BASE one of its treatments): the additive
+    model value = treatment + seed + error, fitted by least squares, one error variance for every treatment. Each
+    other treatment's difference from BASE is its coefficient, with the standard error the fit gives it and the
+    residual degrees of freedom (runs - treatments - seeds + 1 when every treatment has every seed). With every
+    seed in every row the difference is the mean paired difference; the standard error is sqrt(2 s^2 / n).
+    Seed luck shared by all the treatments of a seed (the batches' order, where the shapes agree the initial
+    weights) is removed as the seed's effect; what is left must spread alike in every treatment (check it)."""
+    import numpy as np
+    if base not in table:
+        raise ValueError(f"the base {base!r} is not in the table")
+    rows = [(t, s, float(v)) for t, runs in table.items() for s, v in runs.items()]
+    treatments = [base] + sorted({t for t, _, _ in rows} - {base})
+    seeds = sorted({s for _, s, _ in rows})
+    X = np.zeros((len(rows), len(treatments) + len(seeds) - 1))
+    for i, (t, s, _) in enumerate(rows):
+        X[i, 0] = 1.0  # the base's mean at the first seed
+        if t != base:
+            X[i, treatments.index(t)] = 1.0
+        if s != seeds[0]:
+            X[i, len(treatments) - 1 + seeds.index(s)] = 1.0
+    y = np.array([v for _, _, v in rows])
+    rank = np.linalg.matrix_rank(X)
+    df = len(rows) - rank
+    if rank < X.shape[1] or df < 1:
+        raise ValueError(f"the table cannot separate treatments from seeds ({len(rows)} runs, rank {rank})")
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    s2 = float(((y - X @ coef) ** 2).sum()) / df
+    cov = s2 * np.linalg.inv(X.T @ X)
+    return {t: _interval(float(coef[i]), math.sqrt(cov[i, i]), df, len(table[t]), "block", level)
+            for i, t in enumerate(treatments) if t != base}
+
+
+def satterthwaite_df(terms) -> float:
+    """The degrees of freedom of a sum of independent variance estimates, TERMS [(estimate, its degrees of
+    freedom)], by Welch and Satterthwaite: (sum v)^2 / sum(v^2 / df). Welch's df is this with the two samples'
+    s^2/n."""
+    terms = [(float(v), float(d)) for v, d in terms]
+    if not terms or any(d <= 0 or v < 0 for v, d in terms) or sum(v for v, _ in terms) == 0:
+        raise ValueError(f"need variance estimates >= 0, not all 0, on positive degrees of freedom, got {terms}")
+    return sum(v for v, _ in terms) ** 2 / sum(v * v / d for v, d in terms)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    "mean(b) / mean(a) with Fieller's confidence interval (low, high: None where the interval is unbounded)."
+    estimate: float
+    low: float | None
+    high: float | None
+    df: float
+    kind: str  # 'fieller welch' or 'fieller one run'
+
+    def pct(self) -> tuple[float, float | None, float | None]:
+        "The ratio and its interval as a change in % of a: 100 (ratio - 1)."
+        f = lambda r: None if r is None else 100 * (r - 1)
+        return f(self.estimate), f(self.low), f(self.high)
+
+    @property
+    def bounded(self) -> bool:
+        return self.low is not None and self.high is not None
+
+
+def ratio(a, b, level: float = LEVEL) -> Ratio:
+    """mean(b) / mean(a) with Fieller's interval: every rho for which the t test of mean(b) - rho mean(a) = 0 does
+    not reject at LEVEL. The two samples are independent, with Welch's variances s^2/n and Welch's degrees of freedom
+    (those of the difference b - a, so that the ratio and the difference are judged alike); a single value of b is one more run, with
+    a's variance (one_run): var = s_a^2 (1 + rho^2 / n_a) on n_a - 1 degrees of freedom. Unlike dividing the
+    interval of the difference by mean(a), this counts the uncertainty of the denominator: the interval is not
+    symmetric, and it is unbounded when mean(a) itself is not distinguishable from zero."""
+    a, b = _values(a), _values(b)
+    if len(a) < 2:
+        raise ValueError(f"a ratio interval needs two or more values of the denominator, got {len(a)}")
+    ma, mb = statistics.mean(a), statistics.mean(b)
+    if ma == 0:
+        raise ValueError("the denominator's mean is zero")
+    if len(b) >= 2:
+        va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+        df = satterthwaite_df([(vb, len(b) - 1), (va, len(a) - 1)])  # Welch's, of the difference b - a
+        kind = "fieller welch"
+    elif len(b) == 1:
+        va, vb = statistics.variance(a) / len(a), statistics.variance(a)
+        df, kind = len(a) - 1, "fieller one run"
+    else:
+        raise ValueError("the numerator has no values")
+    t2 = t_quantile(df, level) ** 2
+    # (mb - rho ma)^2 = t2 (vb + rho^2 va): A rho^2 - 2 B rho + C = 0
+    A, B, C = ma * ma - t2 * va, ma * mb, mb * mb - t2 * vb
+    disc = B * B - A * C
+    if A <= 0:  # the denominator is not distinguishable from zero: no bounded interval
+        return Ratio(mb / ma, None, None, df, kind)
+    root = math.sqrt(max(disc, 0.0))
+    return Ratio(mb / ma, (B - root) / A, (B + root) / A, df, kind)
+
+
+def holm(ps) -> list[float]:
+    """Holm's step-down adjustment of a family's p-values: the k-th smallest times (m - k + 1), kept increasing,
+    at most 1. A test is decided at level alpha when its adjusted p <= alpha; the chance of one or more false
+    decisions in the family is then at most alpha, whatever the tests' dependence."""
+    ps = [float(p) for p in ps]
+    m, out, running = len(ps), [0.0] * len(ps), 0.0
+    for k, i in enumerate(sorted(range(m), key=lambda i: ps[i])):
+        running = max(running, min(1.0, (m - k) * ps[i]))
+        out[i] = running
+    return out
+
+
+def bh(ps) -> list[float]:
+    """Benjamini-Hochberg's adjustment: the k-th smallest p times m / k, kept increasing from the largest down, at
+    most 1. Deciding where it is <= q keeps the expected share of false decisions at most q (independent or
+    positively dependent tests)."""
+    ps = [float(p) for p in ps]
+    m, out, running = len(ps), [0.0] * len(ps), 1.0
+    order = sorted(range(m), key=lambda i: ps[i])
+    for k in range(m - 1, -1, -1):
+        i = order[k]
+        running = min(running, ps[i] * m / (k + 1))
+        out[i] = min(1.0, running)
+    return out
+
+
 OUTCOMES = ("reproduces", "contradicts", "inconclusive", "same")
+DECIDED = ("reproduces", "contradicts", "same", "better", "worse")
 
 
 def verdict(interval: Interval, paper: str, margin: float, lower_is_better: bool) -> str:
@@ -190,7 +328,9 @@ def verdict(interval: Interval, paper: str, margin: float, lower_is_better: bool
     the paper's own resolution) or 'not in paper'.
 
     - 'same': the whole interval lies inside [-MARGIN, +MARGIN]; a difference the paper would have reported is
-      excluded. This agrees with a paper's 'same' and is the opposite of a paper's 'better' or 'worse'.
+      excluded. This agrees with a paper's 'same' and is the opposite of a paper's 'better' or 'worse' (unless the
+      interval also excludes zero on the paper's side: a difference smaller than the paper's, in its direction,
+      'reproduces').
     - 'reproduces': the interval excludes zero on the paper's side.
     - 'contradicts': the interval excludes zero on the other side; or the paper saw no difference and the whole
       interval lies outside its margin.
@@ -199,7 +339,7 @@ def verdict(interval: Interval, paper: str, margin: float, lower_is_better: bool
     'same' or 'inconclusive'."""
     if margin < 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
-    if interval.within(margin):
+    if interval.within(margin) and not (paper in ("better", "worse") and interval.excludes_zero()):
         return "same"
     if paper == "same":
         outside = interval.low > margin or interval.high < -margin
@@ -225,3 +365,32 @@ def variance_ratio(a, b) -> tuple[float, float]:
         raise ValueError("a constant sample has no spread to compare")
     ratio, dfa, dfb = va / vb, len(a) - 1, len(b) - 1
     return ratio, float(min(1.0, 2 * min(_scipy.f.cdf(ratio, dfa, dfb), _scipy.f.sf(ratio, dfa, dfb))))
+
+
+def verdict_p(interval: Interval, paper: str, margin: float, lower_is_better: bool) -> float:
+    """The p-value of the test behind `verdict`: below 1 - LEVEL exactly when the verdict is decided (anything but
+    'inconclusive'), so that a family's verdicts can be adjusted together (`holm`). Two-sided in the interval's
+    sense: for a difference, the t test of no difference; for 'same', twice the larger of the two one-sided tests
+    against -MARGIN and +MARGIN (equivalence); for 'contradicts' of a paper's 'same', twice the one-sided test
+    against the nearer margin. An inconclusive verdict gets the smallest of these (it is not decided either way)."""
+    word = verdict(interval, paper, margin, lower_is_better)
+    if interval.se == 0:
+        return 0.0 if word != "inconclusive" else 1.0
+    one = lambda x: float(_scipy.t.sf(x, interval.df))  # P(T > x)
+    p_zero = 2 * one(abs(interval.mean) / interval.se)
+    p_same = 2 * max(one((interval.mean + margin) / interval.se), one((margin - interval.mean) / interval.se))
+    p_out = 2 * one((abs(interval.mean) - margin) / interval.se)
+    if word == "same":
+        return min(1.0, p_same)
+    if paper == "same" and word == "contradicts":
+        return min(1.0, p_out)
+    if word != "inconclusive":
+        return min(1.0, p_zero)
+    return min(1.0, p_same, p_out if paper == "same" else p_zero)
+
+
+def adjusted_verdicts(verdicts: list[str], ps: list[float], level: float = LEVEL) -> list[str]:
+    """A family's VERDICTS after Holm's adjustment of their p-values PS (`verdict_p`): a decided verdict whose
+    adjusted p exceeds 1 - LEVEL becomes 'suggestive'; the others stay."""
+    alpha = 1 - level
+    return [v if v not in DECIDED or p <= alpha + 1e-12 else "suggestive" for v, p in zip(verdicts, holm(ps))]
