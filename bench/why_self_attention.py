@@ -1,6 +1,6 @@
 """Table 1 of the paper measured: time and memory of one self-attention, recurrent and convolutional layer against n.
 
-    python bench/why_self_attention.py            # writes bench/results/why_self_attention.json (~4 min, 1 thread)
+    python bench/why_self_attention.py            # writes bench/results/why_self_attention.json (1 thread; 55 s in its record)
     python bench/why_self_attention.py --tiny --out /tmp/w.json   # three short lengths, one repeat (a test)
 
 One layer of each kind, all of the same width d (default 256), on a batch of random sequences of length n
