@@ -232,6 +232,16 @@ def test_copy_task_numbers_are_the_records(name):
     assert "bench/results/readme_copy_task.json" in section and "python bench/readme_copy_task.py" in section
 
 
+def test_the_copy_task_recorder_reads_the_readme_commands():
+    "bench/readme_copy_task.py runs the two commands this file checks, as printed."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("readme_copy_task", REPO / "bench" / "readme_copy_task.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.readme_commands() == [readme_command("annotated-transformer train --data copy"),
+                                        readme_command("annotated-transformer train --resume --out runs/copy")]
+
+
 def test_config_file_and_torchrun(tmp_path):
     """REDUCED: the edited my_run.json is a small copy-task model of 3 steps (its point is the file, not the base
     model); no GPU: --device cpu, and 2 processes for torchrun's 8."""
