@@ -230,6 +230,8 @@ def test_copy_task_numbers_are_the_records(name):
     assert found >= 8, f"{name}: expected the copy task's numbers, found {found}"
     assert re.findall(r"\d{4}-\d{2}-\d{2}", section) == [record["date"][:10]]
     assert "bench/results/readme_copy_task.json" in section and "python bench/readme_copy_task.py" in section
+    if "one CPU thread" in section or "一个 CPU 线程" in section:  # what the runs printed
+        assert all(r["training_line"].endswith("(1 thread)") for r in runs.values())
 
 
 def test_the_copy_task_recorder_reads_the_readme_commands():
