@@ -1,6 +1,6 @@
 """Table 1 of the paper measured: time and memory of one self-attention, recurrent and convolutional layer against n.
 
-    python bench/why_self_attention.py            # writes bench/results/why_self_attention.json (~4 min, 1 thread)
+    python bench/why_self_attention.py            # writes bench/results/why_self_attention.json (1 thread; 55 s in its record)
     python bench/why_self_attention.py --tiny --out /tmp/w.json   # three short lengths, one repeat (a test)
 
 One layer of each kind, all of the same width d (default 256), on a batch of random sequences of length n
@@ -21,6 +21,9 @@ other processes on the machine (tracemalloc does not see torch's allocations, an
 mixes in everything else). The transient buffers of the backward pass itself are not counted.
 
 Not a test: the times depend on the machine and on what else runs on it (the record keeps the load average).
+Provenance: the record names the commit and, when the working tree differed from it, the paths that differed
+(`changed_files`, from `git status --porcelain`; the diff itself is not kept, so run from a clean checkout, e.g. a
+`git worktree add` of the commit, for a record that the commit alone describes).
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ import datetime
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -78,6 +82,15 @@ class Convolution(nn.Module):
 
     def forward(self, x):
         return self.conv(x.transpose(1, 2)).transpose(1, 2)
+
+
+def changed_files() -> list[str] | None:
+    "The paths where the working tree differs from its commit (`git status --porcelain` lines); None: no git."
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True,
+                              check=True, timeout=20).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def make_layer(name: str, d: int, h: int = 4, k: int = 3) -> nn.Module:
@@ -169,6 +182,7 @@ def main(argv: list[str] | None = None) -> dict:
         "rows": rows,
         "command": " ".join(["python bench/why_self_attention.py", *(argv if argv is not None else sys.argv[1:])]),
         "commit": git_commit(),
+        "changed_files": changed_files(),
         "device": f"{cpu_name()} ({os.cpu_count()} logical CPUs)",
         "threads": torch.get_num_threads(),
         "load_average_at_start": [round(v, 2) for v in load_before] if load_before else None,

@@ -178,14 +178,70 @@ def test_copy_task_learns_and_resumes(tmp_path):
     run = sh(readme_command("annotated-transformer train --data copy"), tmp_path)
     exact = re.search(r"exact copies of the 500 held-out sequences \(greedy decoding\): ([\d.]+)%", run.stdout)
     assert exact, run.stdout[-2000:]
-    assert float(exact.group(1)) >= 90.0, run.stdout[-2000:]  # README: 98.0 % when we ran it
+    assert float(exact.group(1)) >= 90.0, run.stdout[-2000:]  # README: 98.0 % (its record: the test below)
     assert any("dev_loss" in line for line in (tmp_path / "runs/copy/metrics.jsonl").read_text().splitlines())
     resumed = sh(readme_command("annotated-transformer train --resume --out runs/copy"), tmp_path)
     exact = re.search(r"exact copies of the 500 held-out sequences \(greedy decoding\): ([\d.]+)%", resumed.stdout)
-    assert exact and float(exact.group(1)) >= 95.0, resumed.stdout[-2000:]  # README: 97.2 %
+    assert exact and float(exact.group(1)) >= 95.0, resumed.stdout[-2000:]  # README: 97.2 % (its record)
     steps = [json.loads(line)["step"] for line in (tmp_path / "runs/copy/metrics.jsonl").read_text().splitlines()
              if "loss" in json.loads(line)]
     assert steps[-1] == 800 and len(steps) == len(set(steps))
+
+
+COPY_RECORD = REPO / "bench" / "results" / "readme_copy_task.json"
+
+
+def copy_task_section(name: str) -> str:
+    "The README's copy-task text: from its command-line heading to the code block of `--print-config`."
+    text = (REPO / name).read_text(encoding="utf-8")
+    heading = {"README.md": "## Command line", "README.zh-CN.md": "## 命令行"}[name]
+    start = text.index(heading)
+    return text[start:text.index("--print-config", start)]
+
+
+@pytest.mark.parametrize("name", ["README.md", "README.zh-CN.md"])
+def test_copy_task_numbers_are_the_records(name):
+    """Every percentage, number of seconds, load average, CPU count and date that a README states for the copy task
+    is in bench/results/readme_copy_task.json (written by python bench/readme_copy_task.py, which runs the README's
+    commands as printed) at the precision printed; and the record's commands are the README's."""
+    record = json.loads(COPY_RECORD.read_text(encoding="utf-8"))
+    runs = record["runs"]
+    assert [runs["first"]["command"], runs["resumed"]["command"]] == [
+        readme_command("annotated-transformer train --data copy"),
+        readme_command("annotated-transformer train --resume --out runs/copy")]
+    assert runs["inner_dropout"]["command"] == runs["first"]["command"].replace(
+        " --out runs/copy", " --inner-dropout --out runs/copy_inner")
+    assert "uncommitted" not in record["commit"] and record["changed_files"] == [], "a record of committed code"
+    section = copy_task_section(name)
+    at = lambda printed, value: f"{float(value):.{len(printed.partition('.')[2])}f}" == printed  # noqa: E731
+    kinds = {  # what the README prints -> the record's values it may be
+        r"(\d+(?:\.\d+)?) ?%": [r["exact_copies_percent"] for r in runs.values()],
+        r"(\d+(?:\.\d+)?) ?(?:s\b|秒)": [r["wall_seconds"] for r in runs.values()],
+        r"(?:load average|平均负载) (\d+\.\d+)": [v for r in runs.values()
+                                                for v in r["load_average_before"] + r["load_average_after"]],
+        r"(\d+) ?(?:logical CPUs|个逻辑 CPU)": [re.search(r"\((\d+) logical CPUs\)", record["device"]).group(1)],
+    }
+    found = 0
+    for pattern, values in kinds.items():
+        for printed in re.findall(pattern, section):
+            assert any(at(printed, v) for v in values), \
+                f"{name}: the copy task's {printed!r} ({pattern}) is not in {COPY_RECORD.name}: {values}"
+            found += 1
+    assert found >= 8, f"{name}: expected the copy task's numbers, found {found}"
+    assert re.findall(r"\d{4}-\d{2}-\d{2}", section) == [record["date"][:10]]
+    assert "bench/results/readme_copy_task.json" in section and "python bench/readme_copy_task.py" in section
+    if "one CPU thread" in section or "一个 CPU 线程" in section:  # what the runs printed
+        assert all(r["training_line"].endswith("(1 thread)") for r in runs.values())
+
+
+def test_the_copy_task_recorder_reads_the_readme_commands():
+    "bench/readme_copy_task.py runs the two commands this file checks, as printed."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("readme_copy_task", REPO / "bench" / "readme_copy_task.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.readme_commands() == [readme_command("annotated-transformer train --data copy"),
+                                        readme_command("annotated-transformer train --resume --out runs/copy")]
 
 
 def test_config_file_and_torchrun(tmp_path):

@@ -80,6 +80,8 @@ def test_the_tiny_benchmark_writes_a_whole_record(tmp_path):
         (name, n) for name in layers for n in record["lengths"])
     for r in record["rows"]:
         assert r["cpu_s"] > 0 and r["wall_s"] > 0 and r["saved_bytes"] > 0 and r["repeats"] == 1
+    assert isinstance(record["changed_files"], list)  # the paths that differed from the commit (none: clean)
+    assert (record["changed_files"] == []) == ("uncommitted" not in record["commit"])
     for key in ("command", "commit", "date", "device", "torch", "threads", "load_average_at_end"):
         assert record[key] is not None, key
     assert record["command"].startswith("python bench/why_self_attention.py --tiny")
