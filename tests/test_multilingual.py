@@ -6,6 +6,8 @@ names its command, commit, device and date."""
 import ast
 import importlib.util
 import json
+import math
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -140,35 +142,99 @@ def _summary(report):
     s = {pair: {"loop": _cell([10.0, 11.0, 12.0], [20.0, 21.0, 22.0], [1.0, 1.1, 0.9]),
                 "package": _cell([10.5, 11.0, 11.5], [20.5, 21.0, 21.5], [1.0, 1.02, 0.98])}
          for pair in report.PAIR_ORDER}
-    s["zh-en"] = {"loop": _cell([6.0, 7.0, 8.0, 6.5], [20.0, 22.0, 24.0, 21.0], [0.9, 1.1, 1.2, 0.95]),
-                  "package": _cell([5.0, 5.1, 4.9, 5.05], [30.0, 31.0, 32.0, 31.5], [1.0, 1.01, 0.99, 1.0]),
+    s["zh-en"] = {"loop": _cell([6.0, 7.0, 8.0, 6.5, 7.5, 6.8], [20.0, 22.0, 24.0, 21.0, 23.0, 22.5],
+                                [0.9, 1.1, 1.2, 0.95, 1.05, 1.0]),
+                  "package": _cell([5.0, 5.1, 4.9, 5.05, 4.95, 5.0], [30.0, 31.0, 32.0, 31.5, 30.5, 31.2],
+                                   [1.0, 1.01, 0.99, 1.0, 1.0, 1.0]),
                   "package_cut_once": _cell([5.4, 5.5, 5.6])}
     return s
 
 
-def test_gap_is_welchs_interval_in_percent_of_the_base():
+def test_gap_keeps_welchs_interval_and_gives_the_change_in_percent_with_fiellers():
     report = _load("report_translation")
+    stats = report._stats()
     base, other = [10.0, 11.0, 12.0], [8.0, 8.5, 9.0, 9.5]
     g = report.gap(base, other, lower_is_better=True)
     ci = scipy_stats.ttest_ind(other, base, equal_var=False).confidence_interval(0.95)
     assert (g["interval"].low, g["interval"].high) == pytest.approx((ci.low, ci.high), rel=1e-10)
-    # in % of the base's mean (11): the interval of the difference divided by it
-    assert g["pct"] == pytest.approx((100 * -2.25 / 11, 100 * ci.low / 11, 100 * ci.high / 11))
+    # in % of the base's mean: Fieller's interval of mean(other) / mean(base), not the difference's divided by 11
+    assert g["pct"] == pytest.approx(stats.ratio(base, other).pct(), rel=1e-12)
+    assert g["pct"][0] == pytest.approx(100 * -2.25 / 11)
+    assert g["pct"][1:] != pytest.approx((100 * ci.low / 11, 100 * ci.high / 11))  # the denominator's uncertainty
     assert g["verdict"] == "better" and g["excluded"] == 0.0 and g["means"] == (11.0, 8.75)
     # of the 35 ways to split the seven runs into three and four, only the observed one is as far apart
     assert g["exact_p"] == pytest.approx(1 / 35)
+    one = report.gap([10.0, 11.0, 12.0], [11.5])  # a single run: Fieller's interval with the one-run variance
+    assert one["pct"] == pytest.approx(stats.ratio([10.0, 11.0, 12.0], [11.5]).pct())
+    assert one["ratio"].kind == "fieller one run"
+
+
+def test_gap_percentages_on_the_recorded_runs_are_the_issues_reference_values():
+    "Issue 60's independently computed values: French BLEU [-10.5, +36.5] %, deficits above 6.4 / 9.7 % excluded."
+    report = _load("report_translation")
+    stats = report._stats()
+    s = report.multilingual_summary()
+    values = lambda pair, prog, m: report.measure_values(s[pair][prog], m)
+    bleu = report.multilingual_gaps(s, "bleu")["fr-en"]
+    assert bleu["pct"] == pytest.approx(stats.ratio(values("fr-en", "loop", "bleu"), values("fr-en", "package", "bleu")).pct())
+    assert tuple(round(x, 1) for x in bleu["pct"]) == (10.0, -10.5, 36.5)
+    assert tuple(round(x) for x in report.multilingual_gaps(s, "ratio")["fr-en"]["pct"][1:]) == (-24, 97)
+    ppl = report.multilingual_gaps(s, "ppl")
+    assert [round(ppl[p]["excluded"], 1) for p in ("de-en", "fr-en")] == [6.4, 9.7]
+    assert all(g["pct"] == pytest.approx(stats.ratio(values(p, "loop", "ppl"), values(p, "package", "ppl")).pct())
+               for p, g in ppl.items())
 
 
 def test_gap_says_inconclusive_where_the_interval_crosses_zero_and_bounds_the_deficit():
     report = _load("report_translation")
     g = report.gap([10.0, 12.0, 14.0], [11.0, 13.0, 12.5], lower_is_better=True)
     assert g["verdict"] == "inconclusive" and g["interval"].low < 0 < g["interval"].high
-    assert g["excluded"] == pytest.approx(g["pct"][2])  # a deficit above the interval's upper end is excluded
+    assert g["excluded"] == pytest.approx(g["pct"][2])  # a deficit above Fieller's upper end is excluded
     bleu = report.gap([20.0, 21.0, 22.0], [25.0, 26.0, 27.0], lower_is_better=False)  # higher BLEU is better
     assert bleu["verdict"] == "better" and bleu["excluded"] == 0.0
+    worse = report.gap([20.0, 21.0, 22.0], [18.0, 20.5, 21.0], lower_is_better=False)
+    assert worse["excluded"] == pytest.approx(-worse["pct"][1])
     assert report.gap([1.0, 1.1, 0.9], [1.3, 1.4, 1.35], lower_is_better=None)["verdict"] == "longer"
     one = report.gap([10.0, 11.0, 12.0], [11.5])  # a single run: the interval of one more base run
     assert one["interval"].kind == "one run" and one["exact_p"] is None and one["verdict"] == "inconclusive"
+    # a base mean not distinguishable from zero: Fieller's interval is unbounded and excludes no deficit
+    loose = report.gap([0.1, -0.1, 0.2], [1.0, 2.0, 3.0])
+    assert loose["pct"][1:] == (None, None) and loose["excluded"] == math.inf
+    assert report._pct_text(loose["pct"]).endswith("[-inf, +inf]")
+    assert report._pct_text((-0.04, -3.0, 0.04)) == "0.0 % [-3.0, 0.0]"  # no '-0.0'
+
+
+def test_holm_family_calls_a_verdict_holm_does_not_keep_suggestive():
+    report = _load("report_translation")
+    stats = report._stats()
+    gaps = {"a": report.gap([10.0, 11.0, 12.0, 10.5], [8.0, 8.5, 9.0, 8.2]),  # better; exact p = 2/70
+            "b": report.gap([1.0, 1.1, 0.9, 1.0], [1.3, 1.4, 1.35, 1.32], lower_is_better=None),  # longer, 2/70
+            "c": report.gap([10.0, 12.0, 14.0], [11.0, 13.0, 12.5]),  # inconclusive
+            "d": report.gap([10.0, 11.0, 12.0], [11.5])}  # one run: its t test
+    family = report.holm_family(gaps)
+    ps = [gaps["a"]["exact_p"], gaps["b"]["exact_p"], gaps["c"]["exact_p"], gaps["d"]["p"]]
+    assert [family[k]["p"] for k in gaps] == ps and family["d"]["test"] == "one run" and family["a"]["test"] == "exact"
+    assert [family[k]["holm"] for k in gaps] == stats.holm(ps)
+    assert family["a"]["holm"] == pytest.approx(4 * 2 / 70)  # 0.11: not kept
+    assert [family[k]["verdict"] for k in gaps] == ["suggestive", "suggestive", "inconclusive", "inconclusive"]
+    alone = report.holm_family({"b": gaps["b"]})  # a family of one: nothing to adjust, 'longer' kept
+    assert alone["b"]["verdict"] == "longer" and alone["b"]["holm"] == pytest.approx(2 / 70)
+
+
+def test_every_run_file_is_accounted_for():
+    "121 files: 115 trained to the end, 6 stopped at a deadline in training; 8 lost test scores; 4 never started."
+    report, multilingual = _load("report_translation"), _load("multilingual")
+    a = report.multilingual_accounting()
+    files = [p for p in (REPO / "results" / "multilingual").glob("*.json") if not p.name.startswith("_")]
+    assert len(a["runs"]) == len(files) == 121 and sum(a["planned"].values()) == len(multilingual.plan()) == 125
+    assert sum(r["used"] for r in a["runs"]) == len(report.load_multilingual()) == 115
+    assert sorted(r["name"] for r in a["runs"] if not r["trained"]) == sorted(
+        r["name"] for r in a["runs"] if r["status"] == "stopped at the deadline (train)")
+    assert sum(r["status"] == "stopped at the deadline (evaluate)" for r in a["runs"]) == 8
+    assert len(a["not_started"]) == 4 and sum(len(v) for v in a["calls"].values()) == 121
+    assert {r["name"] for r in a["runs"]} | set(a["not_started"]) == {r["name"] for r in multilingual.plan()}
+    german = {r["name"]: r for r in a["runs"] if r["name"].startswith("package_de-en")}
+    assert [n for n, r in german.items() if not r["planned"]] == ["package_de-en_s2", "package_de-en_s3"]
 
 
 def test_no_exact_test_over_too_many_splits(monkeypatch):
@@ -201,6 +267,8 @@ def test_the_printed_comparisons(capsys):
             ("German", "Chinese")}
     assert "inconclusive" in rows["German"] and "package better" in rows["Chinese"]
     assert "in % of loop" in text and "exact p" in text and "greedy length ratio" in text
+    assert "Holm p" in text and "Fieller" in text and not re.search(r"-0\.0+(?![0-9])", text)  # no '-0.0'
+
     gaps = report.multilingual_gaps(s)
     assert gaps["zh-en"]["pct"][2] < 0 < gaps["de-en"]["pct"][2]
     report.multilingual_steadiness(s)
