@@ -38,6 +38,28 @@ def git_commit() -> str:
         return "unknown"
 
 
+def uncommitted(root: Path = ROOT, paths: tuple[str, ...] = ("annotated_transformer", "bench")) -> dict | None:
+    """What differs from the commit in PATHS (the package and the benchmarks; not their results), taken when a run
+    starts: None for a clean checkout, else {"files": ["M annotated_transformer/model.py", ...], "diff_sha256":
+    the SHA-256 of `git diff HEAD` over PATHS and of the untracked files' contents}. A record made from such a
+    checkout then says which files differed, and the hash tells whether two records ran the same changes."""
+    try:
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all", "--",
+                                 *paths], capture_output=True, text=True, check=True, timeout=20).stdout
+        files = [line.strip() for line in status.splitlines()
+                 if line.strip() and not line[3:].startswith("bench/results/")]
+        if not files:
+            return None
+        h = hashlib.sha256(subprocess.run(["git", "-C", str(root), "diff", "HEAD", "--", *paths],
+                                          capture_output=True, check=True, timeout=20).stdout)
+        for line in files:
+            if line.startswith("??") and (root / line[3:]).is_file():
+                h.update(line[3:].encode() + b"\0" + (root / line[3:]).read_bytes())
+        return {"files": files, "diff_sha256": h.hexdigest()}
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        return {"files": ["unknown: git could not be asked"], "diff_sha256": None}
+
+
 # the files whose content decides the numbers the benchmarks record
 SOURCE_GLOBS = ("annotated_transformer/*.py", "annotated_transformer_launcher.py", "bench/*.py", "bench/*.sh")
 GIT_RECORD = ROOT / ".whl" / "git.json"  # written by tools/gpu_wheels.sh, carried to the device machine

@@ -1,0 +1,126 @@
+"""Every record the book cites that was made from a working tree with uncommitted changes (`modified: true`), what
+could have differed, and what was done about it.
+
+Those runs kept no diff. What git still knows is which files the commits made during each run changed (from the
+run's start to an hour after its end: the uncommitted work of the time is what those commits went on to commit).
+For each record this script lists them, the package's modules among them, the replay of its first updates at its
+own commit (`bench/replay.py --checkout`, clean), and the decision, one of
+
+- `kept`: nothing the run executes could have differed (the reason says why, from the diffs);
+- `rerun`: the run was repeated from a clean checkout and its record replaced (the entry keeps the old provenance);
+- `excluded`: the difference may have touched code the run executes; the loaders of the chapters leave it out.
+
+    python bench/provenance_audit.py            # writes bench/results/provenance_audit.json
+
+Records made from now on cannot end up here silently: a modified checkout is refused by the runners' provenance
+(`bench/provenance.py`: `uncommitted`) and named with its files.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "results" / "provenance_audit.json"
+
+_NEW_MODULE = ("the package's decoder_only module (and bench/decoder_only.py) existed in the working tree but not yet "
+               "in a commit (committed in 87c3028): an untracked module marks the package modified")
+_KEPT_4C4 = (_NEW_MODULE + "; the commits during the run changed decoder_only.py and architecture.py (which train and "
+             "evaluate do not import), added decoding.attention_weights (which evaluate does not call) and its "
+             "export in __init__.py; the first 40 updates replayed at 4c4f0d8, clean, equal the record")
+_MT = ("the commits during the run changed trainer.py, train_command.py and translate.py (Trainer, the train command "
+       "and Translator, which this script's runs do not call) and exports in __init__.py; the runs of one seed "
+       "ran at different commits, so the prefix/causal comparison carries the commit drift of chapter 25 "
+       "(about 1.4 % of perplexity)")
+DECISIONS = {
+    **{f"bench/results/table3/mini_{v}_s2.json": ("kept", _KEPT_4C4)
+       for v in ("A_h32", "C_N2", "C_N8", "C_d256", "C_d1024", "C_ff1024", "C_ff4096")},
+    **{f"bench/results/table3/mini_{v}_s2.json": (
+        "rerun", "the commits during the run changed model.py, multihead.py and trainer.py, which train executes: "
+        "run again from a clean checkout of 6a15d8c (2026-11-29), record replaced") for v in ("A_h1", "A_h4")},
+    **{f"bench/results/table3/mini_E_relative_s{s}.json": (
+        "excluded", "the commits during the runs changed model.py, multihead.py and positional.py, the relative "
+        "positions these runs execute; chapter 26 compares relative positions on clean runs") for s in (0, 1, 2)},
+    **{f"bench/results/table3_mini400/{n}.json": (
+        "excluded", "the commits during the run changed model.py and multihead.py (d9fcc06 itself made weight "
+        "sharing the default), which train executes") for n in ("mini_B_dk16_s1", "mini_B_dk32_s0")},
+    **{f"bench/results/decoder_only/lm_{v}_s{s}.json": (
+        "rerun", _NEW_MODULE + ", and changed during the runs: all 18 language-model runs were run again from a "
+        "clean checkout of 6a15d8c (2026-11-29), records replaced")
+       for v in ("base", "rmsnorm", "swiglu", "rope", "gqa", "modern") for s in (0, 1, 2)
+       if (v, s) not in (("rmsnorm", 2), ("swiglu", 2))},  # those two were clean, and were run again all the same
+    **{f"bench/results/decoder_only/mt_{a}_s{s}.json": ("kept", _MT)
+       for a, s in (("causal", 0), ("causal", 1), ("prefix", 0), ("prefix", 2))},
+}
+BEFORE_RERUN = "6a15d8c"  # the last commit with the records that were run again (their old provenance is read there)
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def window(date: str, seconds: float) -> tuple[list[str], list[str]]:
+    "The commits made from DATE to an hour after the run's end, and the package files they changed."
+    start = datetime.datetime.fromisoformat(date.replace("Z", "+00:00"))
+    end = start + datetime.timedelta(seconds=seconds + 3600)
+    commits = _git("log", "--all", "--format=%h", f"--since={start.isoformat()}", f"--until={end.isoformat()}").split()
+    files = set()
+    for c in commits:
+        files |= {f for f in _git("show", "--name-only", "--format=", c).split()
+                  if f.startswith("annotated_transformer/") and f.endswith(".py")}
+    return commits, sorted(files)
+
+
+def replays() -> dict:
+    "{record: its replay at its own commit} from bench/results/replay/*.json."
+    out = {}
+    for path in sorted((ROOT / "bench" / "results" / "replay").glob("*.json")):
+        for r in json.loads(path.read_text())["replays"]:
+            out[r["record"]] = {k: r[k] for k in ("replay_commit", "replayed", "n_compared", "max_abs_difference",
+                                                   "equal")}
+    return out
+
+
+def audit() -> list[dict]:
+    found = replays()
+    entries = []
+    for name, (decision, reason) in DECISIONS.items():
+        record = json.loads((ROOT / name).read_text())
+        p = record["provenance"]
+        if decision == "rerun":
+            if p.get("modified"):
+                raise SystemExit(f"{name}: marked rerun, but its record is still modified")
+            old = json.loads(_git("show", f"{BEFORE_RERUN}:{name}"))["provenance"]
+        else:
+            old = p
+        if not old.get("modified"):
+            raise SystemExit(f"{name}: not made from a modified checkout, nothing to audit")
+        commit, date, w = old["commit"], old["date"], old["wall_seconds"]
+        commits, files = window(date, w["total"] if isinstance(w, dict) else w)
+        entries.append({"record": name, "decision": decision, "reason": reason, "commit": commit, "date": date,
+                        "commits_during_run": commits, "package_files_changed": files,
+                        "replay_at_own_commit": found.get(name), "now": {k: p.get(k) for k in ("commit", "modified")}})
+    return entries
+
+
+def excluded(root: Path = ROOT) -> set[str]:
+    "The records the audit excludes, as paths relative to the repository (the loaders leave them out)."
+    path = root / "bench" / "results" / "provenance_audit.json"
+    if not path.exists():
+        return set()
+    return {e["record"] for e in json.loads(path.read_text())["records"] if e["decision"] == "excluded"}
+
+
+def main() -> int:
+    entries = audit()
+    OUT.write_text(json.dumps({"what": __doc__.split("\n\n")[0], "records": entries}, indent=1) + "\n")
+    counts = {d: sum(e["decision"] == d for e in entries) for d in ("kept", "rerun", "excluded")}
+    print(f"{OUT.relative_to(ROOT)}: {len(entries)} records, " + ", ".join(f"{n} {d}" for d, n in counts.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
