@@ -222,7 +222,7 @@ def block(table: dict, base: str, level: float = LEVEL) -> dict[str, Interval]:
             X[i, len(treatments) - 1 + seeds.index(s)] = 1.0
     y = np.array([v for _, _, v in rows])
     rank = np.linalg.matrix_rank(X)
-    df = len(rows) - rank
+    df = int(len(rows) - rank)
     if rank < X.shape[1] or df < 1:
         raise ValueError(f"the table cannot separate treatments from seeds ({len(rows)} runs, rank {rank})")
     coef, *_ = np.linalg.lstsq(X, y, rcond=None)

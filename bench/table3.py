@@ -305,6 +305,7 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
     t_args = train_args(scale, variant, seed, out, device, split_dir) + (["--overwrite"] if out.exists() else [])
     g_args, b_args = eval_args(scale, out, False, device), eval_args(scale, out, True, device)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    changes = _uncommitted()  # taken now: the code this run imports
     with open(f"{out}.log", "w", encoding="utf-8") as log:
         seconds = {"train": _package("train", t_args, log), "eval_greedy": _package("evaluate", g_args, log),
                    "eval_beam4_avg5": _package("evaluate", b_args, log)}
@@ -323,6 +324,7 @@ def run(scale: str, variant: str, seed: int, runs: Path = RUNS, results: Path = 
         "commands": {"train": display(t_args, "train"), "eval_greedy": display(g_args, "evaluate"),
                      "eval_beam4_avg5": display(b_args, "evaluate")},
         "provenance": {"commit": config.get("code", {}).get("commit") or os.environ.get("COMMIT"), "modified": config.get("code", {}).get("modified"),
+                       **({"uncommitted": changes} if changes else {}),
                        "device": device, "torch": config["torch"], "python": platform.python_version(),
                        "date": started, "wall_seconds": {k: round(v, 1) for k, v in seconds.items()}},
         "parameters": count_parameters(config["model"]),
@@ -393,9 +395,28 @@ ROW_ORDER = ["base", "A_h1", "A_h4", "A_h16", "A_h32", "B_dk16", "B_dk32", "C_N2
 assert ROW_ORDER == list(VARIANTS)
 
 
+def _uncommitted():
+    "bench/provenance.py's `uncommitted`: what differs from the commit in the package and bench/, now."
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from provenance import uncommitted
+    return uncommitted()
+
+
+def _excluded() -> set[str]:
+    "The records bench/provenance_audit.py excludes (made from changed code that the run executes)."
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from provenance_audit import excluded
+    return excluded()
+
+
 def load_records(results: Path = RESULTS, scale: str | None = None) -> list[dict]:
-    "The recorded runs in RESULTS (of one scale, or all), in the table's order, then by seed."
-    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(results).glob("*.json"))]
+    """The recorded runs in RESULTS (of one scale, or all), in the table's order, then by seed; the records that
+    bench/provenance_audit.py excludes are left out."""
+    gone = {Path(REPO / e).resolve() for e in _excluded()}
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(results).glob("*.json"))
+               if p.resolve() not in gone]
     records = [r for r in records if scale is None or r["scale"] == scale]
     return sorted(records, key=lambda r: (r["scale"], ROW_ORDER.index(r["variant"]), r["seed"]))
 
@@ -502,54 +523,97 @@ def margin(metric: str, base_mean: float) -> float:
     return SAME_PPL * base_mean if metric == "ppl" else SAME_BLEU
 
 
-def trends(records: list[dict]) -> list[dict]:
-    """For every variant run with the base model, on dev perplexity, greedy BLEU and BLEU of beam 4 over averaged
-    checkpoints: the paper's direction, the difference variant minus base with two 95 % intervals, and the verdict
-    of each (bench/stats.py: reproduces, contradicts, inconclusive or same).
+ANALYSES = ("block", "row")
 
-    - 'row_interval': from the row's own seeds, paired by seed (a variant and the base model of the same seed share
-      the order of the batches and, where the shapes agree, the initial weights), on n - 1 degrees of freedom; a
-      row run with one seed is judged against the spread of the base's seeds (one more base run).
-    - 'interval' (the verdict's): paired by seed as well, with the variance of the differences pooled over every
-      row that has two or more paired seeds, on the sum of their degrees of freedom. This assumes the rows'
-      differences spread alike; the rows share their base runs, so their errors are not independent.
-    'diff' and 'se' are those of 'interval'."""
+
+def trends(records: list[dict], analysis: str = "block") -> list[dict]:
+    """For every variant run with the base model, on dev perplexity, greedy BLEU and BLEU of beam 4 over averaged
+    checkpoints: the paper's direction, the difference variant minus base with two 95 % intervals, and the verdicts
+    (bench/stats.py: reproduces, contradicts, inconclusive or same; 'suggestive' after the family's adjustment).
+
+    - 'interval' (the verdict's): the randomized-block model of the whole table (`stats.block`): value = variant +
+      seed + error, one error variance for every row, seed as block (a variant and the base model of the same seed
+      share the order of the batches and, where the shapes agree, the initial weights). A row with every seed of
+      the base gets the mean of its paired differences; a row with one seed is judged through the same fit.
+    - 'row_interval': the row's own seeds alone, paired by seed, on n - 1 degrees of freedom (a row of one seed:
+      one more base run, `stats.one_run`). A check on the pooled one, not used for the verdicts.
+    - 'raw_verdict': the verdict of the 95 % interval alone; 'p' its p-value (`stats.verdict_p`); 'verdict' after
+      Holm's adjustment over the family (one metric, all rows of the table): a decided verdict that does not
+      survive is 'suggestive'.
+    With ANALYSIS "row" the verdicts use each row's own interval instead: the choice for a table whose rows have
+    one seed each, where the block model's single variance would rest on the few rows with more and could not be
+    checked. 'diff' and 'se' are those of 'interval'."""
+    if analysis not in ANALYSES:
+        raise ValueError(f"analysis must be one of {ANALYSES}, got {analysis!r}")
     S = _stats()
     base = {r["seed"]: r for r in records if r["variant"] == "base"}
     if len(base) < 2:
         return []
     rows = {name: {r["seed"]: r for r in records if r["variant"] == name} for name in ROW_ORDER[1:]}
     rows = {name: runs for name, runs in rows.items() if runs}
-    pooled = {}
-    for metric, get, _ in METRICS:
-        paired_rows = {name: ({s: get(r) for s, r in base.items()}, {s: get(r) for s, r in runs.items()})
-                       for name, runs in rows.items() if len(set(runs) & set(base)) >= 2}
-        pooled[metric] = S.pooled_paired(paired_rows) if paired_rows else {}
-    out = []
-    for name, runs in rows.items():
-        line = {"variant": name, "row": VARIANTS[name].row, "change": VARIANTS[name].paper}
-        for metric, get, lower in METRICS:
-            b, v = {s: get(r) for s, r in base.items()}, {s: get(r) for s, r in runs.items()}
+    out = [{"variant": name, "row": VARIANTS[name].row, "change": VARIANTS[name].paper} for name in rows]
+    for metric, get, lower in METRICS:
+        table = {"base": {s: get(r) for s, r in base.items()},
+                 **{name: {s: get(r) for s, r in runs.items()} for name, runs in rows.items()}}
+        fitted = S.block(table, "base") if analysis == "block" else {}
+        b = table["base"]
+        m = margin(metric, statistics.mean(b.values()))
+        for line in out:
+            name = line["variant"]
+            v = table[name]
             paper = paper_direction(name, "ppl" if metric == "ppl" else "bleu")
-            m = margin(metric, statistics.mean(b.values()))
-            if len(set(b) & set(v)) >= 2:
-                row_iv = S.paired(b, v)
-            elif len(v) == 1:
-                row_iv = S.one_run(list(b.values()), next(iter(v.values())))
-            else:  # several seeds, none shared with the base: not a comparison this table makes
-                line[metric] = {"paper": paper, "verdict": "unpaired seeds"}
-                continue
-            iv = pooled[metric].get(name, row_iv)
+            row_iv = S.paired(b, v) if len(set(b) & set(v)) >= 2 else (
+                S.one_run(list(b.values()), next(iter(v.values()))) if len(v) == 1 else None)
+            iv = fitted[name] if analysis == "block" else row_iv
+            if iv is None:  # several seeds, none shared with the base: not a comparison this table makes
+                raise ValueError(f"{name}: its seeds share none with the base's, and no block model was asked for")
             line[metric] = {"paper": paper, "margin": m, "diff": iv.mean, "se": iv.se, "interval": iv,
-                            "verdict": S.verdict(iv, paper, m, lower), "row_interval": row_iv,
-                            "row_verdict": S.verdict(row_iv, paper, m, lower)}
-        out.append(line)
+                            "raw_verdict": S.verdict(iv, paper, m, lower), "p": S.verdict_p(iv, paper, m, lower),
+                            "row_interval": row_iv,
+                            "row_verdict": S.verdict(row_iv, paper, m, lower) if row_iv else "unpaired seeds"}
+        adjusted = S.adjusted_verdicts([line[metric]["raw_verdict"] for line in out], [line[metric]["p"] for line in out])
+        for line, word, p_adj in zip(out, adjusted, S.holm([line[metric]["p"] for line in out])):
+            line[metric].update(verdict=word, p_holm=p_adj)
+    return out
+
+
+def spread_checks(records: list[dict]) -> dict:
+    """The block model's one assumption that the seeds can check: that every row's differences from the base
+    spread alike. For each metric, over the rows paired with the base on two or more seeds: Bartlett's test of
+    equal variances of their per-seed differences (scipy), and the F test of the pooled variance of the rows that
+    reshape or add weights (B, C, E: their initial draws differ from the base's) against the others (A, D, F)."""
+    from scipy import stats as scipy_stats
+    S = _stats()
+    base = {r["seed"]: r for r in records if r["variant"] == "base"}
+    out = {}
+    for metric, get, _ in METRICS:
+        b = {s: get(r) for s, r in base.items()}
+        diffs = {}
+        for name in ROW_ORDER[1:]:
+            v = {r["seed"]: get(r) for r in records if r["variant"] == name}
+            if len(set(v) & set(b)) >= 2:
+                diffs[name] = S.differences(b, v)
+        bart = scipy_stats.bartlett(*diffs.values())
+        groups = {g: {n: d for n, d in diffs.items() if VARIANTS[n].row in rows} for g, rows in
+                  (("reshaped", "BCE"), ("same shapes", "ADF"))}
+        if all(groups.values()):
+            (v1, df1), (v2, df2) = (S.pooled_variance(groups[g]) for g in ("reshaped", "same shapes"))
+            f = v1 / v2 if v2 > 0 else math.inf
+            p_f = float(min(1.0, 2 * min(scipy_stats.f.cdf(f, df1, df2), scipy_stats.f.sf(f, df1, df2))))
+        else:  # one of the two groups has no row to compare
+            f = p_f = math.nan
+            df1 = df2 = 0
+        variances = [statistics.variance(d) for d in diffs.values()]
+        out[metric] = {"rows": len(diffs), "bartlett_p": float(bart.pvalue),
+                       "largest_over_smallest": max(variances) / min(variances) if min(variances) > 0 else math.inf,
+                       "reshaped_over_same": f, "reshaped_df": df1, "same_df": df2, "f_p": p_f}
     return out
 
 
 def format_trends(lines: list[dict]) -> str:
     """The verdicts as text: dev perplexity and BLEU of beam 4 over averaged checkpoints, each difference (variant
-    minus base) with its 95 % interval; '*' marks a verdict that the row's own seeds alone would not give."""
+    minus base) with its 95 % interval from the block model and the verdict after Holm's adjustment; '*' marks a
+    verdict that the row's own seeds alone would not give."""
     head = (f"{'variant':10}│ {'ppl: paper':>12} {'Δ [95 % interval]':>22} {'verdict':>13} │ "
             f"{'BLEU: paper':>12} {'Δ [95 % interval]':>22} {'verdict':>13}")
     out = [head, "─" * len(head)]
@@ -557,10 +621,7 @@ def format_trends(lines: list[dict]) -> str:
         cells = []
         for metric, digits in (("ppl", 1), ("bleu_beam", 2)):
             c = line[metric]
-            if "interval" not in c:
-                cells.append(f"{c['paper']:>12} {'':22} {c['verdict']:>13}")
-                continue
-            mark = "*" if c["row_verdict"] != c["verdict"] else " "
+            mark = "*" if c["row_verdict"] != c["raw_verdict"] else " "
             cells.append(f"{c['paper']:>12} {c['interval'].text(digits):>22} {c['verdict']:>12}{mark}")
         out.append(f"{line['variant']:10}│ {cells[0]} │ {cells[1]}")
     return "\n".join(out)
