@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "decoder_only"
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO))
+from provenance import uncommitted  # noqa: E402  (bench/provenance.py)
 
 # ------------------------------------------------------------------------------------------------ the runs
 LM_BASE = dict(vocab=2000, N=2, d_model=128, d_ff=512, h=4, dropout=0.1, max_positions=256)
@@ -123,10 +124,11 @@ def _git(*args) -> str:
     return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
 
 
-def provenance(started: float, command: list[str], threads: int) -> dict:
+def provenance(started: float, command: list[str], threads: int, changes: dict | None = None) -> dict:
+    "Where and how a run ran; CHANGES: what differed from the commit when it started (provenance.uncommitted)."
     import torch
     from provenance import cpu_name
-    return {"command": shlex.join(["python", "bench/decoder_only.py", *command]),
+    return {**({"uncommitted": changes} if changes else {}),"command": shlex.join(["python", "bench/decoder_only.py", *command]),
             "commit": _git("rev-parse", "--short", "HEAD") or None,
             "modified": bool(_git("status", "--porcelain", "--", "annotated_transformer", "bench/decoder_only.py")),
             "device": f"cpu ({cpu_name()}), {threads} thread" + ("s" if threads > 1 else ""),
@@ -197,7 +199,7 @@ def run_lm(variant: str, seed: int, results: Path, tiny: bool, command: list[str
     import torch
     from annotated_transformer.decoder_only import DecoderOnlyLM, lm_nll
     from annotated_transformer.loss import make_optimizer
-    started = time.time()
+    started, changes = time.time(), uncommitted()
     torch.set_num_threads(1)
     data = lm_data(tiny)
     recipe = dict(LM_RECIPE, **({k: TINY[k] for k in ("steps", "eval_every", "batch", "seq_len")} if tiny else {}))
@@ -234,7 +236,7 @@ def run_lm(variant: str, seed: int, results: Path, tiny: bool, command: list[str
               "train_seconds": round(train_seconds, 1),
               "train_curve": train_curve[:: max(1, recipe["steps"] // 60)] + train_curve[-1:],
               "dev_curve": dev_curve, "dev_nll": dev_curve[-1]["dev_nll"], "dev_ppl": dev_curve[-1]["dev_ppl"],
-              "sampling": samples, "provenance": provenance(started, command, 1)}
+              "sampling": samples, "provenance": provenance(started, command, 1, changes)}
     return write(record, results)
 
 
@@ -374,7 +376,7 @@ def run_mt(arm: str, seed: int, results: Path, tiny: bool, command: list[str]) -
     from annotated_transformer.sampler import TokenBatchSampler
     from annotated_transformer.decoder_only import DecoderOnlyLM
     from annotated_transformer.loss import LabelSmoothingLoss, make_optimizer
-    started = time.time()
+    started, changes = time.time(), uncommitted()
     torch.set_num_threads(1)
     data = mt_data(tiny)
     recipe = dict(MT_RECIPE, **({k: TINY[k] for k in ("steps", "eval_every")} if tiny else {}))
@@ -422,7 +424,7 @@ def run_mt(arm: str, seed: int, results: Path, tiny: bool, command: list[str]) -
               "target_tokens_per_update": round(seen["target_tokens"] / steps, 1),
               "train_seconds": round(train_seconds, 1), "dev_curve": dev_curve,
               "dev_nll": dev_curve[-1]["dev_nll"], "dev_ppl": dev_curve[-1]["dev_ppl"],
-              **scores, "provenance": provenance(started, command, 1)}
+              **scores, "provenance": provenance(started, command, 1, changes)}
     return write(record, results)
 
 
@@ -439,8 +441,12 @@ def score(hyps: list[str], test: list) -> dict:
 
 # ------------------------------------------------------------------------------------------------ collecting
 def load_records(results: Path = RESULTS, kind: str | None = None) -> list[dict]:
-    "The records in RESULTS (of one kind: 'lm' or 'translation'), by name then seed; tiny runs left out."
-    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(results).glob("*.json"))]
+    """The records in RESULTS (of one kind: 'lm' or 'translation'), by name then seed; tiny runs, and the records
+    bench/provenance_audit.py excludes, left out."""
+    from provenance_audit import excluded
+    gone = {(REPO / e).resolve() for e in excluded()}
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(results).glob("*.json"))
+               if p.resolve() not in gone]
     return sorted([r for r in records if not r.get("tiny") and (kind is None or r["kind"] == kind)],
                   key=lambda r: (names().index(r["name"].rsplit("_s", 1)[0]), r["seed"]))
 
@@ -450,22 +456,36 @@ def by_seed(records: list[dict], name: str, key: str = "dev_ppl") -> dict[int, f
     return {r["seed"]: r[key] for r in records if r["name"].rsplit("_s", 1)[0] == name}
 
 
+SAME = 0.01  # "the same": the whole interval within 1 % of the base's perplexity (chapter 25's resolution)
+
+
 def lm_table(records: list[dict]) -> list[dict]:
-    "Per LM variant: seeds, parameters, mean dev perplexity, and the paired difference from base with its interval."
+    """Per LM variant: seeds, parameters, mean dev perplexity, and its difference from the base ('vs_base'): chapter
+    25's randomized-block model over every variant and seed (`stats.block`), with its verdict ('raw_verdict': better,
+    worse, same within SAME of the base's perplexity, or inconclusive) and the verdict after Holm's adjustment over
+    the variants ('verdict': 'suggestive' where a decided one does not survive)."""
     import statistics
-    from stats import paired
-    base = by_seed(records, "lm_base")
+    from stats import adjusted_verdicts, block, holm, verdict, verdict_p
+    table = {v: by_seed(records, f"lm_{v}") for v in VARIANTS}
+    table = {v: runs for v, runs in table.items() if runs}
+    fitted = block(table, "base") if len(table.get("base", {})) >= 2 and len(table) > 1 else {}
+    margin = SAME * statistics.mean(table["base"].values()) if "base" in table else None
     lines = []
     for v in VARIANTS:
-        runs = by_seed(records, f"lm_{v}")
+        runs = table.get(v, {})
         line = {"variant": v, "change": VARIANTS[v][0], "seeds": sorted(runs)}
         if runs:
             line["parameters"] = next(r["parameters"] for r in records if r["name"] == f"lm_{v}_s{min(runs)}")
             line["dev_ppl"] = statistics.mean(runs.values())
-        common = sorted(set(runs) & set(base))
-        if v != "base" and len(common) >= 2:
-            line["vs_base"] = paired({s: base[s] for s in common}, {s: runs[s] for s in common})
+        if v in fitted:
+            iv = fitted[v]
+            line.update(vs_base=iv, raw_verdict=verdict(iv, "not in paper", margin, lower_is_better=True),
+                        p=verdict_p(iv, "not in paper", margin, lower_is_better=True))
         lines.append(line)
+    judged = [line for line in lines if "vs_base" in line]
+    for line, word, p in zip(judged, adjusted_verdicts([x["raw_verdict"] for x in judged], [x["p"] for x in judged]),
+                             holm([x["p"] for x in judged])):
+        line.update(verdict=word, p_holm=p)
     return lines
 
 
