@@ -717,13 +717,23 @@ def holm_family(gaps: dict) -> dict:
     'suggestive' where the interval decided it but Holm does not keep it, else 'inconclusive'}}. With m tests and
     no true difference, about m x 0.05 verdicts would be false unadjusted; Holm keeps the chance of any false one
     at 5 %."""
+    tests = holm_tests({k: (family_p(g)[0], g["verdict"]) for k, g in gaps.items()})
+    return {k: {"p": f["p"], "test": family_p(gaps[k])[1], "holm": f["holm"], "verdict": f["verdict"]}
+            for k, f in tests.items()}
+
+
+def holm_tests(tests: dict) -> dict:
+    """A family of tests {key: (p, verdict)} adjusted together: {key: {'p', 'holm': Holm's adjusted p, 'verdict':
+    the verdict where Holm keeps it (adjusted p <= 0.05), 'suggestive' where it was decided ('inconclusive' is the
+    one word that is not) but Holm does not keep it, else 'inconclusive'}}."""
     S = _stats()
-    keys = list(gaps)
-    ps = [family_p(gaps[k])[0] for k in keys]
-    words = [gaps[k]["verdict"] for k in keys]
-    # stats.adjusted_verdicts knows 'better' and 'worse'; 'longer' and 'shorter' are decided just the same
+    keys = list(tests)
+    ps = [float(tests[k][0]) for k in keys]
+    words = [tests[k][1] for k in keys]
+    # stats.adjusted_verdicts knows 'better' and 'worse'; any other decided word ('longer', 'steadier', 'down') is
+    # decided just the same
     kept = S.adjusted_verdicts(["inconclusive" if w == "inconclusive" else "better" for w in words], ps)
-    return {k: {"p": p, "test": family_p(gaps[k])[1], "holm": h, "verdict": "suggestive" if w2 == "suggestive" else w}
+    return {k: {"p": p, "holm": h, "verdict": "suggestive" if w2 == "suggestive" else w}
             for k, p, h, w, w2 in zip(keys, ps, S.holm(ps), words, kept)}
 
 
@@ -821,24 +831,34 @@ def multilingual_spreads(summary: dict | None = None, measure: str = "ppl") -> d
             for pair in PAIR_ORDER}
 
 
+def spread_family(spreads: dict) -> dict:
+    """The five pairs' `spread`s in one measure as one family, adjusted with Holm (`holm_tests`). A spread's verdict
+    needs both tests, so its p-value is the larger of the F test's and the permutation test's (the test that rejects
+    only where both do); 5 x 0.05 = 0.25 false verdicts would be expected unadjusted."""
+    return holm_tests({k: (max(sp["f_p"], sp["perm_p"]), sp["verdict"]) for k, sp in spreads.items()})
+
+
 def multilingual_steadiness(summary: dict | None = None, measures: tuple[str, ...] = ("ppl", "ratio")) -> None:
     """Which program is the steadier over its seeds, per pair and measure: the standard deviations, their ratio
     (loop / package), the F test and the permutation test of equal spread, and the verdict."""
     s = multilingual_summary() if summary is None else summary
     print("Spread over seeds. F p: F test of equal variances (assumes normal values). perm. p: 20,000 random\n"
-          "relabellings of the values centred on their program's mean. A program is called the steadier only where\n"
-          "both p < 0.05.")
+          "relabellings of the values centred on their program's mean. Holm p: each measure's five pairs are one\n"
+          "family (5 x 0.05 = 0.25 false verdicts expected unadjusted), adjusted with Holm's method on the larger of\n"
+          "the two p. Verdict: a program is the steadier only where both p < 0.05 and Holm p <= 0.05; suggestive\n"
+          "where both p < 0.05 but Holm p > 0.05; otherwise inconclusive.")
     print(f"\n{'pair':9} {'measure':13} {'seeds':^7} {'sd loop':>8} {'sd package':>10} {'loop/package':>12} "
-          f"{'F p':>6} {'perm. p':>7}  verdict")
+          f"{'F p':>6} {'perm. p':>7} {'Holm p':>7}  verdict")
     spreads = {measure: multilingual_spreads(s, measure) for measure in measures}
+    families = {measure: spread_family(spreads[measure]) for measure in measures}
     for pair in PAIR_ORDER:
         for k, measure in enumerate(measures):
-            sp = spreads[measure][pair]
-            verdict = _verdict_text(sp["verdict"]).replace("package less steady", "loop steadier")
+            sp, f = spreads[measure][pair], families[measure][pair]
+            verdict = _verdict_text(f["verdict"]).replace("package less steady", "loop steadier")
             label = {"ppl": "dev ppl", "ratio": "length ratio", "bleu": "BLEU"}[measure]
             print(f"{PAIR_NAMES[pair] if k == 0 else '':9} {label:13} {_n_text(sp['n'])} "
                   f"{sp['sd'][0]:8.2f} {sp['sd'][1]:10.2f} {sp['sd_ratio']:12.2f} {_p_text(sp['f_p']):>6} "
-                  f"{_p_text(sp['perm_p']):>7}  {verdict}")
+                  f"{_p_text(sp['perm_p']):>7} {_p_text(f['holm']):>7}  {verdict}")
 
 
 def mean_interval(values: list[float]) -> tuple[float, float, float]:
@@ -1021,6 +1041,21 @@ def repetition_gaps(summary: dict | None = None, pair: str = "ru-en") -> dict:
             "ratio at 2000": {prog: mean_interval(g[f"{prog}_2000steps"]["ratio"]) for prog in ("loop", "package")}}
 
 
+def repetition_family(gaps: dict | None = None) -> dict:
+    """The nine differences of `repetition_gaps` as one family, adjusted with Holm (`holm_tests`): {(comparison,
+    program, measure): {'p', 'holm', 'verdict': 'up', 'down', 'suggestive' or 'inconclusive'}}. The test is the t
+    test of each interval (Welch's for the package minus the loop, paired otherwise): with five seeds an exact
+    sign-flip test cannot go below 2/2^5 = 0.0625 and could decide nothing. 9 x 0.05 = 0.45 false verdicts would be
+    expected unadjusted."""
+    d = repetition_gaps() if gaps is None else gaps
+    rows = {("package - loop", "", "repeating"): d["package - loop"]["interval"]}
+    rows.update({("like - package", "package", key): c["interval"] for key, c in d["like - package"].items()})
+    rows.update({("2000 - 1000", prog, key): c["interval"] for prog, changes in d["2000 - 1000"].items()
+                 for key, c in changes.items()})
+    word = lambda iv: "inconclusive" if not iv.excludes_zero() else "up" if iv.low > 0 else "down"
+    return holm_tests({k: (iv.p, word(iv)) for k, iv in rows.items()})
+
+
 _KEY_NAMES = {"repeating": "repeat", "ratio": "length ratio", "bleu": "BLEU"}
 
 
@@ -1040,21 +1075,27 @@ def multilingual_repetition(summary: dict | None = None) -> None:
               f"{statistics.mean(g['bleu']):5.1f} {ratio:6.2f} ± {sd:3.2f}  {rep:>11} "
               f"{100 * statistics.mean(g['over']):6.0f} {min(g['plain']):4.2f}-{max(g['plain']):4.2f}")
     d = repetition_gaps(summary)
+    family = repetition_family(d)
     print("\nDifferences with 95 % intervals (repeat: percentage points). p: t test; exact: every relabelling, or\n"
-          "every sign flip of the paired differences (five seeds: at least 0.0625). Paired: seed by seed, 10-14.")
+          "every sign flip of the paired differences (five seeds: at least 0.0625). Paired: seed by seed, 10-14.\n"
+          f"Holm p: the {len(family)} differences are one family, adjusted with Holm's method on the t test's p (the\n"
+          f"exact test could decide none of the paired ones); {len(family)} x 0.05 = {0.05 * len(family):.2f} false "
+          "verdicts expected unadjusted.\nVerdict: up or down where the interval excludes zero and Holm p <= 0.05, "
+          "suggestive where only the\ninterval does, else inconclusive.")
     g = d["package - loop"]
-    rows = [("package minus loop, Welch, seeds 7-14", "repeating", g["interval"], g["exact_p"])]
-    rows += [("made like the loop minus package, paired" if k == 0 else "", key, c["interval"], c["exact_p"])
-             for k, (key, c) in enumerate(d["like - package"].items())]
+    rows = [("package minus loop, Welch, seeds 7-14", ("package - loop", "", "repeating"), g["interval"],
+             g["exact_p"])]
+    rows += [("made like the loop minus package, paired" if k == 0 else "", ("like - package", "package", key),
+              c["interval"], c["exact_p"]) for k, (key, c) in enumerate(d["like - package"].items())]
     for prog, changes in d["2000 - 1000"].items():
-        rows += [(f"{prog}, 2,000 minus 1,000 updates, paired" if k == 0 else "", key, c["interval"], c["exact_p"])
-                 for k, (key, c) in enumerate(changes.items())]
+        rows += [(f"{prog}, 2,000 minus 1,000 updates, paired" if k == 0 else "", ("2000 - 1000", prog, key),
+                  c["interval"], c["exact_p"]) for k, (key, c) in enumerate(changes.items())]
     print(f"{'Russian, 1,000 updates unless said':43} {'measure':12} {'difference [95 %]':>22} {'p':>7} "
-          f"{'exact':>6}  verdict")
+          f"{'exact':>6} {'Holm p':>7}  verdict")
     for label, key, iv, exact in rows:
-        word = "inconclusive" if not iv.excludes_zero() else "up" if iv.low > 0 else "down"
-        print(f"{label:43} {_KEY_NAMES[key]:12} {iv.text(2 if key == 'ratio' else 1):>22} {_p_text(iv.p):>7} "
-              f"{_p_text(exact):>6}  {word}")
+        f = family[key]
+        print(f"{label:43} {_KEY_NAMES[key[2]]:12} {iv.text(2 if key[2] == 'ratio' else 1):>22} {_p_text(iv.p):>7} "
+              f"{_p_text(exact):>6} {_p_text(f['holm']):>7}  {f['verdict']}")
     print("mean length ratio at 2,000 updates [95 %]: "
           + ", ".join(f"{prog} {m:.2f} [{low:.2f}, {high:.2f}]" for prog, (m, low, high) in d["ratio at 2000"].items()))
 
@@ -1072,9 +1113,16 @@ def multilingual_decoding(summary: dict | None = None) -> None:
                                             f"beam, α {ch['decoding']['length_penalty']}") + f", average of {ch['avg']}"
             tuned = f"{tuned:7.2f}" if tuned is not None else f"{'-':>7}"
             print(f"{PAIR_NAMES[pair]:9} {seed:>4}  {c['greedy'][seed][0]:7.2f} {c['fixed'][seed]:7.2f} {tuned}  {chosen}")
-    print("Paired run by run over the pairs (95 % interval; exact p: every sign flip of the differences):")
-    for name, d in decoding_gains(s).items():
-        print(f"  {name}: {d['interval'].text(2)} BLEU over {d['interval'].n} runs, exact p = {_p_text(d['exact_p'])}")
+    gains = decoding_gains(s)
+    family = decoding_family(gains)
+    print("Paired run by run over the pairs (95 % interval; exact p: every sign flip of the differences). Holm p: the\n"
+          "two gains are one family (2 x 0.05 = 0.10 false verdicts expected unadjusted), adjusted with Holm's method\n"
+          "on the exact p; better only where the interval excludes zero and Holm p <= 0.05, suggestive where only the\n"
+          "interval does.")
+    for name, d in gains.items():
+        f = family[name]
+        print(f"  {name}: {d['interval'].text(2)} BLEU over {d['interval'].n} runs, exact p = "
+              f"{_p_text(d['exact_p'])}, Holm p = {_p_text(f['holm'])}: {f['verdict']}")
 
 
 def decoding_gains(summary: dict | None = None) -> dict:
@@ -1094,6 +1142,14 @@ def decoding_gains(summary: dict | None = None) -> dict:
         a, b = [base[r] for r in other], [other[r] for r in other]
         out[name] = {"interval": S.paired(a, b), "exact_p": S.permutation_p(a, b, paired_samples=True)}
     return out
+
+
+def decoding_family(gains: dict | None = None) -> dict:
+    """The two gains of `decoding_gains` as one family, adjusted with Holm on the exact sign-flip p (`holm_tests`):
+    {name: {'p', 'holm', 'verdict': 'better', 'worse', 'suggestive' or 'inconclusive'}}."""
+    g = decoding_gains() if gains is None else gains
+    word = lambda iv: "inconclusive" if not iv.excludes_zero() else "better" if iv.low > 0 else "worse"
+    return holm_tests({name: (d["exact_p"], word(d["interval"])) for name, d in g.items()})
 
 
 _VARIANT_LABELS = {

@@ -291,3 +291,23 @@ def test_decoding_gains_are_paired_run_by_run():
     assert beam["interval"].n == 10 and tuned["interval"].n == 3
     assert tuned["interval"].mean == pytest.approx(0.6) and tuned["exact_p"] == pytest.approx(0.25)  # 2 of 8 flips
     assert beam["exact_p"] == pytest.approx(2 / 2 ** 10)  # every run gains: only the all-plus and all-minus flips
+
+
+def test_the_remaining_families_are_holm_adjusted():
+    "Steadiness (per measure, the larger of the two p), the repetition table (t tests) and the decoding gains (exact)."
+    report = _load("report_translation")
+    stats = report._stats()
+    tests = {"a": (0.01, "steadier"), "b": (0.02, "down"), "c": (0.5, "inconclusive")}
+    family = report.holm_tests(tests)
+    assert [family[k]["holm"] for k in tests] == stats.holm([0.01, 0.02, 0.5])  # 0.03, 0.04, 0.5: both kept
+    assert [family[k]["verdict"] for k in tests] == ["steadier", "down", "inconclusive"]
+    assert report.holm_tests({**tests, "d": (0.2, "inconclusive"), "e": (0.3, "inconclusive")})["b"]["verdict"] == \
+        "suggestive"  # 4 x 0.02 = 0.08
+    s = report.multilingual_summary()
+    spreads = report.multilingual_spreads(s, "ppl")
+    fam = report.spread_family(spreads)
+    assert [fam[p]["p"] for p in report.PAIR_ORDER] == [max(sp["f_p"], sp["perm_p"]) for sp in spreads.values()]
+    rep = report.repetition_family(report.repetition_gaps(s))
+    assert len(rep) == 9 and all(f["verdict"] in ("up", "down", "suggestive", "inconclusive") for f in rep.values())
+    dec = report.decoding_family(report.decoding_gains(s))
+    assert list(dec) == list(report.decoding_gains(s)) and all(f["holm"] >= f["p"] for f in dec.values())
