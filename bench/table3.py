@@ -627,6 +627,36 @@ def format_trends(lines: list[dict]) -> str:
     return "\n".join(out)
 
 
+def plan_accounting(plan: Path, results: Path = RESULTS, scale: str = "mini") -> dict:
+    """Every line of a queue's PLAN against its log (the .log beside it) and the records in RESULTS: how many runs
+    were planned, started (and how often), cut or not started at a call of the queue (with the log's reason), and
+    recorded in the end (a record file is the proof). Notes written into the log by hand are kept verbatim."""
+    planned = [tuple(line.split()) for line in Path(plan).read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    log = Path(plan).with_suffix(".log")
+    events = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    starts, cut, waited, notes = {}, [], [], []
+    for line in events:
+        text = line[20:] if line[:4].isdigit() else line
+        m = (re.match(r"(start) (\S+) seed (\d+)$", text)
+             or re.match(r"(.*?recorded|not started.*?): (\S+) seed (\d+)$", text))
+        if not m:
+            notes.append(line)
+            continue
+        what, key = m.group(1), (m.group(2), m.group(3))
+        if what == "start":
+            starts[key] = starts.get(key, 0) + 1
+        elif what.endswith("not recorded"):
+            cut.append((key, what.split(",")[0].strip()))
+        elif what.startswith("not started"):
+            waited.append(key)
+    recorded = [key for key in planned if (Path(results) / f"{run_name(scale, key[0], int(key[1]))}.json").exists()]
+    return {"plan": Path(plan).name, "log": log.exists(), "planned": len(planned), "recorded": len(recorded),
+            "missing": [k for k in planned if k not in recorded], "started": sum(k in starts for k in planned),
+            "started_again": sorted(k for k, n in starts.items() if n > 1), "cut": cut,
+            "waited": sorted(set(waited)), "notes": notes}
+
+
 # ------------------------------------------------------------------------------------------------ command line
 def queue_log(args, text: str) -> None:
     "One line of the queue's log (the plan's name with .log; committed beside the plan): when, and what happened."

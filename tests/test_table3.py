@@ -273,3 +273,23 @@ def test_the_queue_starts_nothing_once_its_stop_file_exists(tmp_path, workers):
     log = (tmp_path / "plan.log").read_text()
     assert not re.search(r"\bstart \w+ seed", log) and not list(results.iterdir()), log
     assert "exists" in log
+
+
+def test_plan_accounting_reads_the_queue_log(tmp_path):
+    plan = tmp_path / "p.txt"
+    plan.write_text("# a plan\nA_h1 2\nA_h4 2\nD_p0 2\n")
+    plan.with_suffix(".log").write_text(
+        "2026-11-27 08:44:13 start A_h1 seed 2\n"
+        "2026-11-27 09:02:08 recorded: A_h1 seed 2\n"
+        "2026-11-27 09:02:08 start A_h4 seed 2\n"
+        "2026-11-27 09:03:00 cut by hand (time was up), not recorded: A_h4 seed 2\n"
+        "2026-11-27 09:03:00 not started: D_p0 seed 2\n"
+        "2026-11-27 09:04:00 note (written by hand): something happened\n"
+        "2026-11-27 10:00:00 start A_h4 seed 2\n"
+        "2026-11-27 10:20:00 exit 0, recorded: A_h4 seed 2\n")
+    for v in ("A_h1", "A_h4"):  # D_p0 never recorded
+        (tmp_path / f"mini_{v}_s2.json").write_text("{}")
+    a = t3.plan_accounting(plan, tmp_path)
+    assert (a["planned"], a["recorded"], a["started"]) == (3, 2, 2) and a["missing"] == [("D_p0", "2")]
+    assert a["started_again"] == [("A_h4", "2")] and a["cut"] == [(("A_h4", "2"), "cut by hand (time was up)")]
+    assert a["waited"] == [("D_p0", "2")] and a["notes"] == ["2026-11-27 09:04:00 note (written by hand): something happened"]
