@@ -22,8 +22,8 @@ from .model import (POSITIONAL_ENCODINGS, tie_embeddings,
 from .train_config import register_arch
 
 # %% auto #0
-__all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'ours_to_torch', 'training_flops',
-           'counted_step_flops']
+__all__ = ['HARVARD_RENAMES', 'PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'ours_to_torch',
+           'HarvardLayerNorm', 'harvard_to_ours', 'training_flops', 'counted_step_flops']
 
 # %% ../nbs/B_torch_compare.ipynb #eaa14d84
 def _key_padding(src_mask: Tensor | None) -> Tensor | None:
@@ -241,6 +241,81 @@ def ours_to_torch(
 
 register_arch("torch", lambda config: TorchTransformer(**config.to_dict()),
               to_ours=torch_to_ours)  # --arch torch
+
+# %% ../nbs/B_torch_compare.ipynb #6bb3f724
+class HarvardLayerNorm(nn.Module):
+    ("Harvard's LayerNorm: gain * (x - mean) / (std + eps) + bias over the last dimension, "
+     "the standard deviation unbiased (n - 1) and eps outside it.")
+    config_describes = False  # no TransformerConfig setting builds it (see harvard_to_ours)
+
+    def __init__(self, features: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(features))  # Harvard's a_2
+        self.bias = nn.Parameter(torch.zeros(features))  # Harvard's b_2
+        self.eps = eps
+
+    def forward(self, x: Tensor) -> Tensor:
+        mean, std = x.mean(-1, keepdim=True), x.std(-1, keepdim=True)
+        return self.weight * (x - mean) / (std + self.eps) + self.bias
+
+
+# Harvard's parameter names -> ours (everything else is named alike)
+HARVARD_RENAMES = ((".linears.0.", ".w_q."), (".linears.1.", ".w_k."), (".linears.2.", ".w_v."),
+                   (".linears.3.", ".w_o."), (".a_2", ".weight"), (".b_2", ".bias"))
+
+# %% ../nbs/B_torch_compare.ipynb #268c8b72
+@torch.no_grad()
+def harvard_to_ours(
+    state_dict: dict[str, Tensor],  # Harvard's make_model(...).state_dict()
+    h: int,  # its number of heads: no weight's shape tells it
+) -> EncoderDecoder:
+    ("Our EncoderDecoder holding the weights of Harvard's model: pre-norm, separate tables, "
+     "HarvardLayerNorm in place of every LayerNorm; sizes from the weights. Every key is used, "
+     "and each must fit, or it raises naming the key and both shapes.")
+    theirs = dict(state_dict)
+    def size(key: str, dim: int) -> int:
+        if key not in theirs:
+            raise KeyError(f"not a state dict of Harvard's make_model: no {key!r}")
+        return theirs[key].shape[dim]
+    stack = lambda name: len({k.split(".")[2] for k in theirs if k.startswith(f"{name}.layers.")})
+    N, pe = stack("encoder"), theirs.get("src_embed.1.pe")
+    if stack("decoder") != N:
+        raise ValueError(f"encoder has {N} layers and decoder {stack('decoder')}: "
+                         "our model takes one N for both")
+    model = make_model_from_config(TransformerConfig(
+        src_vocab=size("src_embed.0.lut.weight", 0), tgt_vocab=size("tgt_embed.0.lut.weight", 0),
+        N=N, d_model=size("src_embed.0.lut.weight", 1),
+        d_ff=size("encoder.layers.0.feed_forward.w_1.weight", 0), h=h, dropout=0.0,
+        norm_first=True, share_embeddings=False,
+        max_positions=pe.shape[-2] if pe is not None else 5000))
+    for parent in list(model.modules()):
+        for name, child in parent.named_children():
+            if isinstance(child, nn.LayerNorm):
+                setattr(parent, name, HarvardLayerNorm(child.normalized_shape[0]))
+    ours, renamed = model.state_dict(), {}
+    for key, value in theirs.items():
+        if key.endswith(".pe"):
+            continue  # the positional tables: copied below
+        new = key
+        for old, now in HARVARD_RENAMES:
+            new = new.replace(old, now)
+        if new not in ours:
+            raise KeyError(f"Harvard's {key!r} has no place in our model (as {new!r})")
+        if ours[new].shape != value.shape:
+            raise ValueError(f"Harvard's {key!r} has shape {tuple(value.shape)}, "
+                             f"ours {new!r} {tuple(ours[new].shape)}")
+        renamed[new] = value
+    missing = sorted(set(ours) - set(renamed))
+    if missing:
+        raise KeyError(f"Harvard's state dict lacks {len(missing)} of our weights, "
+                       f"first {missing[0]!r}")
+    model.to(next(iter(renamed.values())).dtype).load_state_dict(renamed)
+    for side in ("src_embed", "tgt_embed"):  # Harvard's tables (computed in float32), as they are
+        table = theirs.get(f"{side}.1.pe")
+        if table is not None:
+            buffer = getattr(model, side)[1].pe
+            buffer.copy_(table.reshape(buffer.shape))
+    return model.eval()
 
 # %% ../nbs/B_torch_compare.ipynb #64b4e979
 PEAK_FLOPS = {  # reference peaks in FLOP/s (vendor data sheets; dense, no sparsity)

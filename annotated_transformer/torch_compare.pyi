@@ -7,7 +7,7 @@ from torch import Tensor, nn
 from torch.nn import Module
 from typing import Any, Callable
 
-__all__ = ['PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'ours_to_torch', 'training_flops', 'counted_step_flops']
+__all__ = ['HARVARD_RENAMES', 'PEAK_FLOPS', 'paper_dropouts_only', 'TorchTransformer', 'torch_to_ours', 'ours_to_torch', 'HarvardLayerNorm', 'harvard_to_ours', 'training_flops', 'counted_step_flops']
 
 def paper_dropouts_only(transformer: nn.Transformer) -> None:
     """Switch off nn.Transformer's dropout on the attention weights and the feed-forward hidden layer, keeping §5.4's on each sublayer's output (make_model's default)."""
@@ -57,6 +57,24 @@ def ours_to_torch(model: EncoderDecoder, raw: bool = ...) -> TorchTransformer | 
     Parameters:
     - model: ours, built by make_model (sinusoidal or learned positions)
     - raw: True: only the nn.Transformer inside (without embeddings, generator)
+    """
+
+class HarvardLayerNorm(Module):
+    """Harvard's LayerNorm: gain * (x - mean) / (std + eps) + bias over the last dimension, the standard deviation unbiased (n - 1) and eps outside it."""
+    bias: Any
+    eps: Any
+    weight: Any
+    config_describes: bool
+    def __init__(self, features: int, eps: float = ...) -> None: ...
+    def forward(self, x: Tensor) -> Tensor: ...
+HARVARD_RENAMES: tuple
+
+def harvard_to_ours(state_dict: dict[str, Tensor], h: int) -> EncoderDecoder:
+    """Our EncoderDecoder holding the weights of Harvard's model: pre-norm, separate tables, HarvardLayerNorm in place of every LayerNorm; sizes from the weights. Every key is used, and each must fit, or it raises naming the key and both shapes.
+
+    Parameters:
+    - state_dict: Harvard's make_model(...).state_dict()
+    - h: its number of heads: no weight's shape tells it
     """
 PEAK_FLOPS: dict
 

@@ -1,5 +1,6 @@
 """Tests for annotated_transformer.torch_compare (the appendix): nn.Transformer behind our API, copied into our model
 with the same function and the same training step, and the FLOPs estimate."""
+from pathlib import Path
 import pytest
 import torch
 
@@ -180,3 +181,49 @@ def test_the_torch_architecture_refuses_positions_inside_attention(positional):
     with pytest.raises(ValueError, match=f"positional='{positional}'.*--arch ours"):
         build_model(TransformerConfig(src_vocab=11, tgt_vocab=11, N=1, d_model=32, d_ff=64, h=4,
                                       positional=positional), arch="torch")
+
+
+# ---- Harvard's notebook -------------------------------------------------------------------------------------------
+def _harvard_fixture():
+    from safetensors.torch import load_file
+    fixture = load_file(str(Path(__file__).parent / "fixtures" / "harvard_small.safetensors"))
+    state = {k[len("state."):]: v for k, v in fixture.items() if k.startswith("state.")}
+    return fixture, state
+
+
+def test_harvard_to_ours_matches_the_outputs_of_harvards_code():
+    "Weights and log-probabilities made by Harvard's make_model (tools/harvard_fixture.py): ours equal to 1e-12."
+    from annotated_transformer.torch_compare import HarvardLayerNorm, harvard_to_ours
+    fixture, state = _harvard_fixture()
+    model = harvard_to_ours(state, h=4)
+    with torch.no_grad():
+        out = model.generator(model(*(fixture[f"input.{k}"] for k in ("src", "tgt", "src_mask", "tgt_mask"))))
+    assert out.dtype == torch.float64 and (out - fixture["output.log_probs"]).abs().max() < 1e-12
+    norms = [m for m in model.modules() if isinstance(m, HarvardLayerNorm)]
+    assert len(norms) == 2 * 2 + 3 * 2 + 2 and not any(isinstance(m, torch.nn.LayerNorm) for m in model.modules())
+    assert model.src_embed[0].lut.weight is not model.tgt_embed[0].lut.weight  # separate tables
+
+
+def test_harvard_layer_norm_is_harvards_formula():
+    from annotated_transformer.torch_compare import HarvardLayerNorm
+    x = torch.randn(3, 5, 8, dtype=torch.float64)
+    norm = HarvardLayerNorm(8).double()
+    with torch.no_grad():
+        norm.weight.normal_(), norm.bias.normal_()
+    by_hand = norm.weight * (x - x.mean(-1, keepdim=True)) / (x.std(-1, unbiased=True, keepdim=True) + 1e-6) + norm.bias
+    torch.testing.assert_close(norm(x), by_hand, rtol=0, atol=1e-14)
+
+
+def test_harvard_to_ours_names_what_does_not_fit():
+    from annotated_transformer.torch_compare import harvard_to_ours
+    _, state = _harvard_fixture()
+    with pytest.raises(KeyError, match="lacks 2 of our weights, first 'decoder.layers.1.feed_forward.w_2.bias'"):
+        harvard_to_ours({k: v for k, v in state.items() if "decoder.layers.1.feed_forward.w_2" not in k}, h=4)
+    bad = dict(state, **{"generator.proj.weight": torch.zeros(5, 32, dtype=torch.float64)})
+    with pytest.raises(ValueError, match=r"'generator.proj.weight' has shape \(5, 32\), ours .* \(13, 32\)"):
+        harvard_to_ours(bad, h=4)
+    with pytest.raises(KeyError, match="no 'src_embed.0.lut.weight'"):
+        harvard_to_ours({}, h=4)
+    extra = dict(state, **{"encoder.layers.0.spare.weight": torch.zeros(2)})
+    with pytest.raises(KeyError, match="has no place in our model"):
+        harvard_to_ours(extra, h=4)
