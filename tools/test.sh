@@ -7,7 +7,9 @@
 #   5. both editions of the book build with warnings treated as errors, the English one executing every notebook
 #      (two at a time; `#| eval: false` cells are skipped, as nbdev_test skips them), and
 #   6. the built site renders in headless Chromium (math typeset, figures, no console errors; the Chinese pages
-#      in a real CJK font, with no markup left over).
+#      in a real CJK font, with no markup left over), and
+#   7. the wheel alone, without the dev extra, in a clean virtualenv with the requirements a user's install resolves,
+#      runs a user's script (tools/wheel_check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Debian's packages (browser, font) are first needed by the book build: they install while the tests run.
@@ -29,6 +31,10 @@ git status --porcelain -- nbs | grep . && { echo "notebooks are not clean: run n
 step "the Chinese catalogs hold exactly today's English messages, all translated (started)"
 python tools/book_i18n.py check > _build/logs/i18n_check.log 2>&1 & i18n=$!
 
+# (mostly downloads and unpacking: it runs beside pytest, and its log is printed when pytest is done)
+step "the wheel alone, as a user installs it (started)"
+bash tools/wheel_check.sh > _build/logs/wheel_check.log 2>&1 & wheel=$!
+
 step "pytest"
 # (a test whose checks chapter 29 repeats as the book builds below is left to the book)
 # (--dist worksteal: an idle worker takes tests queued for the other, so that tests handed out in advance to a busy
@@ -43,6 +49,11 @@ cat _build/logs/i18n_check.log
 # PyTorch picks its CPU kernels by instruction set (AVX-512, AVX2, or the portable default), and they round
 # differently. A tolerance that holds only for this machine's kernels would fail on a reader's machine, so the
 # tests that compare numbers run once more under the portable kernels.
+step "the wheel alone (started before pytest)"
+wheel_status=0; wait "$wheel" || wheel_status=$?
+cat _build/logs/wheel_check.log
+[ "$wheel_status" = 0 ] || exit 1
+
 step "numerical tests under ATEN_CPU_CAPABILITY=default"
 ATEN_CPU_CAPABILITY=default python -m pytest -q -n 2 --dist worksteal tests/test_attention.py tests/test_masking.py \
     tests/test_multihead.py tests/test_positional.py tests/test_sublayers.py tests/test_model.py \
