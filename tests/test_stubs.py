@@ -50,7 +50,7 @@ def test_every_module_has_a_stub_and_the_stubs_ship():
 
 def test_patched_methods_are_in_the_stubs():
     text = {n: (PKG / f"{n}.pyi").read_text(encoding="utf-8") for n in ("trainer", "translate", "multihead")}
-    assert re.search(r"class Trainer\b[\s\S]*?\n    def fit\(self, steps: int \| None = \.\.\.", text["trainer"])
+    assert re.search(r"class Trainer\b[\s\S]*?\n    def fit\(self, steps: int \| None = None", text["trainer"])
     assert re.search(r"class Translator\b[\s\S]*?\n    def translate\(self, sentences: Sequence\[str\]",
                      text["translate"])
     forward = re.search(r"\n    def forward\(self, query: Tensor.*\n((?:        .*\n)+)", text["multihead"])
