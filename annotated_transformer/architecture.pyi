@@ -5,11 +5,11 @@
 from typing import Any, Iterable, Sequence
 
 __all__ = ['PARTS', 'GROUPS', 'CHAPTER_PARTS', 'resolve', 'draw_architecture', 'draw_attention', 'draw_pipeline', 'you_are_here', 'draw_attention_maps', 'attention_statistics']
-PARTS: dict
+PARTS: dict[Any, Any]
 
-def resolve(highlight: Iterable[str]) -> dict[str, frozenset]:
+def resolve(highlight: Iterable[str]) -> dict[str, frozenset[Any]]:
     """Names of GROUPS or of parts -> {figure: the parts of it that they name}."""
-GROUPS: dict
+GROUPS: dict[Any, Any]
 
 class _Pen:
     """Draws parts on `ax`: those in `lit` in red, the others grey when any is lit."""
@@ -22,7 +22,7 @@ class _Pen:
         """In colour: when nothing is lit, when it is, and always the unnamed lines."""
     def ink(self, name) -> str: ...
 
-def draw_architecture(highlight: Iterable[str] = ..., ax=..., title: str | None = ..., scale: float = ...):
+def draw_architecture(highlight: Iterable[str] = (), ax=None, title: str | None = None, scale: float = 1.0):
     """Figure 1 of the paper, drawn with matplotlib: every sublayer of the encoder and the decoder, its residual path and its inputs; `highlight` in red.
 
     Parameters:
@@ -31,7 +31,7 @@ def draw_architecture(highlight: Iterable[str] = ..., ax=..., title: str | None 
     - scale: 0.55: the small copy a chapter opens with
     """
 
-def draw_attention(highlight: Iterable[str] = ..., ax=..., title: str | None = ..., scale: float = ...):
+def draw_attention(highlight: Iterable[str] = (), ax=None, title: str | None = None, scale: float = 1.0):
     """Figure 2 of the paper, drawn with matplotlib: scaled dot-product attention and multi-head attention; `highlight` in red.
 
     Parameters:
@@ -39,19 +39,19 @@ def draw_attention(highlight: Iterable[str] = ..., ax=..., title: str | None = .
     - ax: a matplotlib Axes to draw on; None: a new figure
     """
 
-def draw_pipeline(highlight: Iterable[str] = ..., ax=..., title: str | None = ..., scale: float = ...):
+def draw_pipeline(highlight: Iterable[str] = (), ax=None, title: str | None = None, scale: float = 1.0):
     """From text to BLEU: the stages of training and translating, `highlight` in red.
 
     Parameters:
     - highlight: stages (PARTS["pipeline"]); empty: all in colour
     - ax: a matplotlib Axes to draw on; None: a new figure
     """
-CHAPTER_PARTS: dict
+CHAPTER_PARTS: dict[Any, Any]
 
-def you_are_here(chapter: str, scale: float = ...):
+def you_are_here(chapter: str, scale: float = 0.55):
     """The small figures a chapter opens with, side by side, its parts (CHAPTER_PARTS) in red."""
 
-def draw_attention_maps(weights, queries: Sequence[str], keys: Sequence[str], title: str = ..., size: float = ...):
+def draw_attention_maps(weights, queries: Sequence[str], keys: Sequence[str], title: str = '', size: float = 1.7):
     """Heat maps of attention weights, 0 to 1: a row of panels a layer, a panel a head.
 
     Parameters:
@@ -61,7 +61,7 @@ def draw_attention_maps(weights, queries: Sequence[str], keys: Sequence[str], ti
     - size: inches a panel
     """
 
-def attention_statistics(weights, start: int = ...) -> dict:
+def attention_statistics(weights, start: int = 0) -> dict[Any, Any]:
     """Where the weight goes, per head: on the query's own position (diagonal), the one before or after it, the first or the last key; and the entropy, in bits.
 
     Parameters:

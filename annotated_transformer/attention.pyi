@@ -15,7 +15,7 @@ def check_mask(mask: Tensor, scores_shape: tuple[int, ...] | torch.Size) -> None
     - scores_shape: shape of the attention scores, (..., n_queries, n_keys)
     """
 
-def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., dropout: nn.Module | None = ...) -> tuple[Tensor, Tensor]:
+def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, dropout: nn.Module | None = None) -> tuple[Tensor, Tensor]:
     """Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V (§3.2.1), explicitly.
 
     Parameters:
@@ -27,7 +27,7 @@ def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = .
     - returns: output (..., n_queries, d_v) and the weights A
     """
 
-def fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., dropout_p: float = ..., is_causal: bool = ...) -> Tensor:
+def fused_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0, is_causal: bool = False) -> Tensor:
     """The same attention through PyTorch's fused `scaled_dot_product_attention`; fully masked rows give zeros.
 
     Parameters:

@@ -22,10 +22,10 @@ class Batch:
     src_ntokens: int
     def __init__(self, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, src_mask: Tensor, tgt_mask: Tensor, ntokens: int, src_ntokens: int) -> None: ...
     def __len__(self) -> int: ...
-    def to(self, device, non_blocking: bool = ...) -> Batch:
+    def to(self, device, non_blocking: bool = False) -> Batch:
         """The same batch with every tensor moved to `device`."""
 
-def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad: int = ..., bos: int = ..., eos: int = ...) -> Batch:
+def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad: int = 0, bos: int = 1, eos: int = 2) -> Batch:
     """Pad `pairs` into a `Batch`: `src` ids+EOS, `tgt_in` BOS+ids, `tgt_out` ids+EOS.
 
     Parameters:

@@ -9,10 +9,10 @@ from typing import Any, BinaryIO
 
 __all__ = ['CHECKPOINT_FORMAT', 'rng_state', 'set_rng_state', 'RunWriteError', 'atomic_torch_save', 'atomic_write_bytes', 'append_line', 'save_checkpoint', 'safe_torch_load', 'load_checkpoint', 'checkpoint_path', 'checkpoint_step', 'list_checkpoints', 'find_checkpoint', 'prune_checkpoints', 'average_checkpoints', 'last_checkpoints', 'model_checkpoints', 'load_model']
 
-def rng_state() -> dict:
+def rng_state() -> dict[Any, Any]:
     """The states of Python's, NumPy's, PyTorch's CPU and (if present) CUDA random generators, as tensors."""
 
-def set_rng_state(state: dict) -> None:
+def set_rng_state(state: dict[Any, Any]) -> None:
     """Restore the generators saved by `rng_state`."""
 CHECKPOINT_FORMAT: str
 
@@ -39,7 +39,7 @@ def atomic_write_bytes(data: bytes, path: str | Path) -> Path:
 def append_line(path: str | Path, line: str) -> None:
     """Append `line` and a newline to `path`: all of it, or none of it (a write that fails half way is cut back off)."""
 
-def save_checkpoint(path: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None = ..., scheduler: Any = ..., *, step: int = ..., sampler: Any = ..., model_config: dict | None = ..., train_config: dict | None = ..., rng: list[dict] | str | None = ..., extra: dict | None = ...) -> Path:
+def save_checkpoint(path: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None = None, scheduler: Any = None, *, step: int = 0, sampler: Any = None, model_config: dict[Any, Any] | None = None, train_config: dict[Any, Any] | None = None, rng: list[dict[Any, Any]] | str | None = 'current', extra: dict[Any, Any] | None = None) -> Path:
     """Write a checkpoint that `load_checkpoint` can read with `weights_only=True`.
 
     Parameters:
@@ -54,10 +54,10 @@ def save_checkpoint(path: str | Path, model: nn.Module, optimizer: torch.optim.O
     - extra: anything else made of tensors and plain containers
     """
 
-def safe_torch_load(path: str | Path, map_location: str | torch.device = ...) -> Any:
+def safe_torch_load(path: str | Path, map_location: str | torch.device = 'cpu') -> Any:
     """`torch.load(path, weights_only=True)` without torch's warnings; one ValueError for a damaged file, another for code."""
 
-def load_checkpoint(path: str | Path, model: nn.Module | None = ..., optimizer: torch.optim.Optimizer | None = ..., scheduler: Any = ..., sampler: Any = ..., *, bare_ok: bool = ..., restore_rng: bool = ..., rank: int = ..., map_location: str | torch.device = ...) -> dict:
+def load_checkpoint(path: str | Path, model: nn.Module | None = None, optimizer: torch.optim.Optimizer | None = None, scheduler: Any = None, sampler: Any = None, *, bare_ok: bool = False, restore_rng: bool = False, rank: int = 0, map_location: str | torch.device = 'cpu') -> dict[Any, Any]:
     """Read a checkpoint with `torch.load(weights_only=True)`, refusing anything that is not plain data.
 
     Parameters:
@@ -81,7 +81,7 @@ def list_checkpoints(out_dir: str | Path) -> list[Path]:
 def find_checkpoint(path: str | Path) -> Path:
     """A checkpoint file: `path` itself, or the newest checkpoint of the run directory `path`."""
 
-def prune_checkpoints(out_dir: str | Path, keep_last: int, upto: int | None = ...) -> list[Path]:
+def prune_checkpoints(out_dir: str | Path, keep_last: int, upto: int | None = None) -> list[Path]:
     """Delete all but the newest `keep_last` checkpoints (of those up to step `upto`); returns the deleted paths.
 
     Parameters:
@@ -89,7 +89,7 @@ def prune_checkpoints(out_dir: str | Path, keep_last: int, upto: int | None = ..
     - upto: only consider checkpoints up to this step (a trainer passes its own step)
     """
 
-def average_checkpoints(paths, out_path: str | Path | None = ...) -> dict[str, Tensor]:
+def average_checkpoints(paths, out_path: str | Path | None = None) -> dict[str, Tensor]:
     """Average the model weights of several checkpoints (§6.1); integer/bool tensors come from the last one.
 
     Parameters:
@@ -98,7 +98,7 @@ def average_checkpoints(paths, out_path: str | Path | None = ...) -> dict[str, T
     - returns: the averaged model state dict
     """
 
-def last_checkpoints(out_dir: str | Path, k: int = ...) -> list[Path]:
+def last_checkpoints(out_dir: str | Path, k: int = 5) -> list[Path]:
     """The checkpoints of the last k steps of a run, by the step number in their names (step_000100.pt).
 
     Parameters:
@@ -107,7 +107,7 @@ def last_checkpoints(out_dir: str | Path, k: int = ...) -> list[Path]:
     - returns: the last k checkpoints, oldest first
     """
 
-def model_checkpoints(path: str | Path, average: int = ...) -> list[Path]:
+def model_checkpoints(path: str | Path, average: int = 1) -> list[Path]:
     """The checkpoint files `load_model(path, average)` reads: `path` itself, or the last `average` of the run `path`.
 
     Parameters:
@@ -115,7 +115,7 @@ def model_checkpoints(path: str | Path, average: int = ...) -> list[Path]:
     - average: how many of the run's last checkpoints to average (§6.1: 5 for the base model)
     """
 
-def load_model(path: str | Path | list, average: int = ..., device: str | torch.device = ...) -> nn.Module:
+def load_model(path: str | Path | list[Any], average: int = 1, device: str | torch.device = 'cpu') -> nn.Module:
     """Rebuild the model a run saved, with its (averaged) weights, in eval mode; each checkpoint file is read once.
 
     Parameters:

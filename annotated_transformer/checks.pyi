@@ -6,7 +6,7 @@ from torch import Tensor
 
 __all__ = ['check_int', 'check_probability', 'check_token_ids', 'token_ids_checked', 'check_special_ids', 'one_line_warnings']
 
-def check_int(value, what: str, minimum: int | None = ...) -> int:
+def check_int(value, what: str, minimum: int | None = None) -> int:
     """`value` as a Python int (any integer type, e.g. numpy's, is fine; bool and float are not), >= `minimum` if given.
 
     Parameters:
@@ -15,7 +15,7 @@ def check_int(value, what: str, minimum: int | None = ...) -> int:
     - minimum: the smallest value allowed (None: any)
     """
 
-def check_probability(p, what: str = ...) -> float:
+def check_probability(p, what: str = 'dropout') -> float:
     """`p` as a float, if it is a probability in [0, 1) (p = 1 would drop everything).
 
     Parameters:
@@ -23,7 +23,7 @@ def check_probability(p, what: str = ...) -> float:
     - what: its name in the error message
     """
 
-def check_token_ids(tokens: Tensor, name: str = ..., vocab: int | None = ..., batch: bool = ...) -> None:
+def check_token_ids(tokens: Tensor, name: str = 'tokens', vocab: int | None = None, batch: bool = False) -> None:
     """Raise a TypeError/ValueError naming the problem unless `tokens` holds integer token ids (long or int32).
 
     Parameters:

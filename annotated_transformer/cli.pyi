@@ -2,11 +2,11 @@
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
 """The console script `annotated-transformer`: one entry point that dispatches to the book's commands."""
 
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ['COMMANDS', 'USAGE', 'main']
-COMMANDS: dict
+COMMANDS: dict[Any, Any]
 USAGE: str
 
-def main(argv: Sequence[str] | None = ...) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run `annotated-transformer COMMAND ...`; returns the exit status."""

@@ -2,14 +2,16 @@
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
 """Reading the settings that earlier releases of the package saved: renamed fields, flat model settings, old copy-task keys, a switch that did not exist."""
 
+from typing import Any
+
 __all__ = ['RENAMED_MODEL_KEYS', 'FLAT_MODEL_KEYS', 'COPY_KEYS', 'SAVED_MODEL_FIELDS', 'ADDED_MODEL_FIELDS', 'OLD_MODEL_FLAGS', 'RENAMED_DATA_OPTIONS', 'warn_renamed', 'upgrade_model_config', 'upgrade_train_config', 'upgrade_data_options']
-RENAMED_MODEL_KEYS: dict
-FLAT_MODEL_KEYS: dict
-COPY_KEYS: dict
-SAVED_MODEL_FIELDS: frozenset
-ADDED_MODEL_FIELDS: dict
-OLD_MODEL_FLAGS: dict
-RENAMED_DATA_OPTIONS: dict
+RENAMED_MODEL_KEYS: dict[Any, Any]
+FLAT_MODEL_KEYS: dict[Any, Any]
+COPY_KEYS: dict[Any, Any]
+SAVED_MODEL_FIELDS: frozenset[Any]
+ADDED_MODEL_FIELDS: dict[Any, Any]
+OLD_MODEL_FLAGS: dict[Any, Any]
+RENAMED_DATA_OPTIONS: dict[Any, Any]
 
 def warn_renamed(old: str, new: str) -> None:
     """A DeprecationWarning naming the old and the new spelling, once per old spelling and process, pointed at the first caller outside the package: the line that typed it.
@@ -19,7 +21,7 @@ def warn_renamed(old: str, new: str) -> None:
     - new: what to write instead
     """
 
-def upgrade_model_config(values: dict, source: str = ..., warn: bool = ...) -> dict:
+def upgrade_model_config(values: dict[Any, Any], source: str = 'model config', warn: bool = False) -> dict[Any, Any]:
     """The saved model settings with today's field names (and fields added since).
 
     Parameters:
@@ -28,7 +30,7 @@ def upgrade_model_config(values: dict, source: str = ..., warn: bool = ...) -> d
     - warn: True: the names were typed, not read from a file (DeprecationWarning)
     """
 
-def upgrade_train_config(values: dict, source: str = ..., warn: bool = ...) -> dict:
+def upgrade_train_config(values: dict[Any, Any], source: str = 'config', warn: bool = False) -> dict[Any, Any]:
     """The saved run settings in today's layout: model settings under 'model'.
 
     Parameters:
@@ -37,7 +39,7 @@ def upgrade_train_config(values: dict, source: str = ..., warn: bool = ...) -> d
     - warn: True: the names were typed, not read from a file (DeprecationWarning)
     """
 
-def upgrade_data_options(options: dict, source: str = ..., warn: bool = ...) -> dict:
+def upgrade_data_options(options: dict[Any, Any], source: str = 'data options', warn: bool = False) -> dict[Any, Any]:
     """The corpus builder's options with today's names.
 
     Parameters:

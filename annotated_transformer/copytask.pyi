@@ -7,7 +7,7 @@ from typing import Sequence
 
 __all__ = ['copy_task_pairs', 'greedy_decode_simple', 'strip_special', 'copy_accuracy']
 
-def copy_task_pairs(n: int, vocab: int, max_length: int, seed: int = ..., min_length: int = ..., exclude: Sequence[tuple[Sequence[int], Sequence[int]]] = ...) -> list[tuple[list[int], list[int]]]:
+def copy_task_pairs(n: int, vocab: int, max_length: int, seed: int = 0, min_length: int = 1, exclude: Sequence[tuple[Sequence[int], Sequence[int]]] = ()) -> list[tuple[list[int], list[int]]]:
     """Random symbol sequences paired with themselves: the copy task.
 
     Parameters:
@@ -17,7 +17,7 @@ def copy_task_pairs(n: int, vocab: int, max_length: int, seed: int = ..., min_le
     - exclude: pairs to avoid
     """
 
-def greedy_decode_simple(model: torch.nn.Module, src: torch.Tensor, src_mask: torch.Tensor, max_new_tokens: int, bos: int = ..., eos: int = ..., pad: int = ...) -> torch.Tensor:
+def greedy_decode_simple(model: torch.nn.Module, src: torch.Tensor, src_mask: torch.Tensor, max_new_tokens: int, bos: int = 1, eos: int = 2, pad: int = 0) -> torch.Tensor:
     """Greedy decoding, no cache: (batch, ≤ max_new_tokens) ids, no BOS, PAD after EOS.
 
     Parameters:
@@ -28,10 +28,10 @@ def greedy_decode_simple(model: torch.nn.Module, src: torch.Tensor, src_mask: to
     - pad: pad: written after EOS
     """
 
-def strip_special(ids: Sequence[int], eos: int = ...) -> list[int]:
+def strip_special(ids: Sequence[int], eos: int = 2) -> list[int]:
     """The tokens before the first EOS."""
 
-def copy_accuracy(model: torch.nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], batch_size: int = ..., device: torch.device | str | None = ...) -> float:
+def copy_accuracy(model: torch.nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], batch_size: int = 256, device: torch.device | str | None = None) -> float:
     """Fraction of pairs whose greedy output equals the target exactly.
 
     Parameters:

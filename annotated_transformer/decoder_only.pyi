@@ -15,15 +15,15 @@ __all__ = ['NORMS', 'FEED_FORWARDS', 'CausalLayer', 'LMConfig', 'RMSNorm', 'make
 
 class CausalLayer(EncoderLayer):
     """One decoder-only block: chapter 07's encoder layer (self-attention, feed-forward) under a causal mask, with a KV cache."""
-    def forward(self, x: Tensor, mask: Tensor | None = ..., cache: KVCache | None = ...) -> Tensor:
+    def forward(self, x: Tensor, mask: Tensor | None = None, cache: KVCache | None = None) -> Tensor:
         """Parameters:
         - x: (batch, seq, d_model)
         - mask: bool, True = may attend: (1|batch, seq, cached + seq); causal unless a prefix is open
         - cache: keys and values of the earlier positions (chapter 21)
         - returns: (batch, seq, d_model)
         """
-NORMS: tuple
-FEED_FORWARDS: tuple
+NORMS: tuple[Any, ...]
+FEED_FORWARDS: tuple[Any, ...]
 
 class LMConfig:
     """Hyperparameters of a decoder-only language model; the defaults are the paper's block, small."""
@@ -44,19 +44,19 @@ class LMConfig:
     @property
     def kv_heads(self) -> int:
         """Key/value heads: `n_kv_heads`, or one per query head."""
-    def __init__(self, vocab: int = ..., N: int = ..., d_model: int = ..., d_ff: int = ..., h: int = ..., dropout: float = ..., max_positions: int = ..., positional: str = ..., norm_first: bool = ..., norm: str = ..., feed_forward: str = ..., n_kv_heads: int | None = ..., inner_dropout: bool = ...) -> None: ...
+    def __init__(self, vocab: int = 2000, N: int = 2, d_model: int = 128, d_ff: int = 512, h: int = 4, dropout: float = 0.1, max_positions: int = 512, positional: str = 'sinusoidal', norm_first: bool = False, norm: str = 'layer', feed_forward: str = 'relu', n_kv_heads: int | None = None, inner_dropout: bool = False) -> None: ...
 
 class RMSNorm(Module):
     """Root-mean-square normalisation (Zhang & Sennrich, 2019): LayerNorm without mean and bias."""
     eps: Any
     weight: Any
-    def __init__(self, d_model: int, eps: float = ...) -> None: ...
+    def __init__(self, d_model: int, eps: float = 1e-05) -> None: ...
     def forward(self, x: Tensor) -> Tensor:
         """Parameters:
         - returns: (..., d_model) -> same
         """
 
-def make_norm(kind: str, d_model: int, eps: float = ...) -> nn.Module:
+def make_norm(kind: str, d_model: int, eps: float = 1e-05) -> nn.Module:
     """A LayerNorm (`kind='layer'`) or an RMSNorm (`kind='rms'`) of width `d_model`."""
 
 class SwiGLU(Module):
@@ -65,7 +65,7 @@ class SwiGLU(Module):
     w_down: Any
     w_gate: Any
     w_up: Any
-    def __init__(self, d_model: int, d_ff: int, dropout: float = ...) -> None: ...
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None: ...
     def forward(self, x: Tensor) -> Tensor:
         """Parameters:
         - returns: (..., d_model) -> same
@@ -76,10 +76,10 @@ class GroupedQueryAttention(MultiHeadAttention):
     n_kv_heads: Any
     w_k: Any
     w_v: Any
-    def __init__(self, h: int, d_model: int, n_kv_heads: int, dropout: float = ...) -> None: ...
-    def keys_values(self, key: Tensor, value: Tensor, start: int = ...) -> tuple[Tensor, Tensor]:
+    def __init__(self, h: int, d_model: int, n_kv_heads: int, dropout: float = 0.1) -> None: ...
+    def keys_values(self, key: Tensor, value: Tensor, start: int = 0) -> tuple[Tensor, Tensor]:
         """K W^K, V W^V of the shared heads: (b, m, d_model) -> (b, n_kv_heads, m, d_k)."""
-    def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
+    def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=None):
         """Queries of the h heads; each shared key/value head repeated for its group of h/n_kv_heads."""
 
 class RotaryGroupedQueryAttention(RotaryMultiHeadAttention, GroupedQueryAttention):
@@ -94,14 +94,14 @@ class DecoderOnlyLM(Module):
     norm: Any
     position: Any
     def __init__(self, config: LMConfig) -> None: ...
-    def forward(self, tokens: Tensor, mask: Tensor | None = ..., caches: list[KVCache] | None = ...) -> Tensor:
+    def forward(self, tokens: Tensor, mask: Tensor | None = None, caches: list[KVCache] | None = None) -> Tensor:
         """Parameters:
         - tokens: (batch, seq) ids that follow the cached positions (if any)
         - mask: (1|batch, seq, cached + seq) bool; None: causal
         - caches: one per layer, from `new_caches`: chapter 21's KVCache
         - returns: decoder states (batch, seq, d_model); `self.generator` gives log p
         """
-    def new_caches(self, capacity: int = ...) -> list[KVCache]:
+    def new_caches(self, capacity: int = 0) -> list[KVCache]:
         """One empty key/value cache per layer, with room for `capacity` positions."""
 
 def prefix_mask(prefix_lengths: Tensor, size: int) -> Tensor:
@@ -113,7 +113,7 @@ def prefix_mask(prefix_lengths: Tensor, size: int) -> Tensor:
     - returns: bool (batch, size, size): True = query i may attend to key j
     """
 
-def lm_nll(model: DecoderOnlyLM, tokens: Tensor, mask: Tensor | None = ..., targets: Tensor | None = ..., ignore: int | None = ...) -> tuple[Tensor, Tensor]:
+def lm_nll(model: DecoderOnlyLM, tokens: Tensor, mask: Tensor | None = None, targets: Tensor | None = None, ignore: int | None = None) -> tuple[Tensor, Tensor]:
     """The language-model loss: -log p(x_{t+1} | x_1 ... x_t), summed over the scored targets.
 
     Parameters:
@@ -124,7 +124,7 @@ def lm_nll(model: DecoderOnlyLM, tokens: Tensor, mask: Tensor | None = ..., targ
     - returns: (summed negative log-likelihood, number of tokens scored)
     """
 
-def generate(model: DecoderOnlyLM, prompt: Tensor, max_new_tokens: int, temperature: float = ..., top_k: int | None = ..., top_p: float | None = ..., generator: torch.Generator | None = ..., use_cache: bool = ..., eos: int | None = ..., prefix: bool = ...) -> Tensor:
+def generate(model: DecoderOnlyLM, prompt: Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None, generator: torch.Generator | None = None, use_cache: bool = True, eos: int | None = None, prefix: bool = False) -> Tensor:
     """Continue `prompt` one sampled token at a time, in eval mode; the model's mode is restored.
 
     Parameters:
@@ -137,13 +137,13 @@ def generate(model: DecoderOnlyLM, prompt: Tensor, max_new_tokens: int, temperat
     - returns: (batch, t + new) long: the prompt and its continuation
     """
 
-def ngrams(tokens: list, n: int) -> list[tuple]:
+def ngrams(tokens: list[Any], n: int) -> list[tuple[Any, ...]]:
     """The n-grams of a sequence, in order."""
 
-def distinct_n(samples: list[list], n: int) -> float:
+def distinct_n(samples: list[list[Any]], n: int) -> float:
     """Distinct n-grams over all n-grams of `samples` (Li et al., 2016); 1.0: no n-gram repeats."""
 
-def repetition_rate(sample: list, n: int = ...) -> float:
+def repetition_rate(sample: list[Any], n: int = 4) -> float:
     """Share of a sample's n-grams that occurred earlier in it (Welleck et al., 2020); 0: none."""
 
 def cache_bytes(caches: list[KVCache]) -> int:

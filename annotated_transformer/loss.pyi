@@ -17,7 +17,7 @@ class LabelSmoothingLoss(Module):
     reduction: Any
     smoothing: Any
     vocab_size: Any
-    def __init__(self, vocab_size: int, pad_idx: int = ..., smoothing: float = ..., reduction: str = ...) -> None:
+    def __init__(self, vocab_size: int, pad_idx: int = 0, smoothing: float = 0.1, reduction: str = 'mean') -> None:
         """Parameters:
         - reduction: "mean" over non-PAD labels, "sum", "none" 
         """
@@ -28,7 +28,7 @@ class LabelSmoothingLoss(Module):
     def target_distribution(self, target: Tensor, dtype: torch.dtype = ...) -> Tensor:
         """The smoothed target q, shape target.shape + (V,) (the loss never builds it)."""
 
-def rate(step: int, d_model: int, warmup: int, factor: float = ...) -> float:
+def rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
     """The learning rate of §5.3 at update `step` (from 1); `factor`: 1 in the paper."""
 
 class NoamSchedule:
@@ -36,10 +36,10 @@ class NoamSchedule:
     d_model: Any
     factor: Any
     warmup: Any
-    def __init__(self, d_model: int, warmup: int, factor: float = ...) -> None: ...
+    def __init__(self, d_model: int, warmup: int, factor: float = 1.0) -> None: ...
     def __call__(self, last_epoch: int) -> float: ...
 
-def make_optimizer(model: nn.Module, d_model: int, warmup: int = ..., factor: float = ..., betas: tuple[float, float] = ..., eps: float = ..., fused: bool | None = ...) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+def make_optimizer(model: nn.Module, d_model: int, warmup: int = 4000, factor: float = 1.0, betas: tuple[float, float] = (0.9, 0.98), eps: float = 1e-09, fused: bool | None = None) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
     """Adam with §5.3's settings and schedule; call `scheduler.step()` after each update.
 
     Parameters:

@@ -16,7 +16,7 @@ def padding_mask(tokens: Tensor, pad: int) -> Tensor:
     - returns: bool (batch, 1, seq): True where the *key* is a real token
     """
 
-def causal_mask(size: int, device: torch.device | str | None = ...) -> Tensor:
+def causal_mask(size: int, device: torch.device | str | None = None) -> Tensor:
     """Causal (subsequent) mask: query position i may attend to key positions j <= i.
 
     Parameters:

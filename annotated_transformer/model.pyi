@@ -4,7 +4,7 @@
 
 from annotated_transformer.multihead import MultiHeadAttention
 from annotated_transformer.sublayers import PositionwiseFeedForward
-from fastcore.basics import _clsmethod
+from collections.abc import Callable
 from torch import Tensor
 from torch.nn import Module, ModuleList
 from typing import Any
@@ -32,8 +32,8 @@ class EncoderLayer(Module):
     norm_first: Any
     self_attn: Any
     sublayer: Any
-    def __init__(self, d_model: int, self_attn: MultiHeadAttention, feed_forward: Module, dropout: float, norm_first: bool = ...) -> None: ...
-    def forward(self, x: Tensor, mask: Any = ...) -> Tensor: ...
+    def __init__(self, d_model: int, self_attn: MultiHeadAttention, feed_forward: Module, dropout: float, norm_first: bool = False) -> None: ...
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor: ...
 
 class DecoderLayer(Module):
     """One decoder layer (§3.1, Figure 1 right): self-, cross-attention, feed-forward."""
@@ -43,22 +43,22 @@ class DecoderLayer(Module):
     self_attn: Any
     src_attn: Any
     sublayer: Any
-    def __init__(self, d_model: int, self_attn: MultiHeadAttention, src_attn: MultiHeadAttention, feed_forward: PositionwiseFeedForward, dropout: float, norm_first: bool = ...) -> None: ...
-    def forward(self, x: Tensor, memory: Tensor, src_mask=..., tgt_mask=..., cache: Any = ..., is_causal: bool = ...) -> Tensor: ...
+    def __init__(self, d_model: int, self_attn: MultiHeadAttention, src_attn: MultiHeadAttention, feed_forward: PositionwiseFeedForward, dropout: float, norm_first: bool = False) -> None: ...
+    def forward(self, x: Tensor, memory: Tensor, src_mask=None, tgt_mask=None, cache: tuple[Any, ...] | None = None, is_causal: bool = False) -> Tensor: ...
 
 class Encoder(Module):
     """A stack of `N` encoder layers (§3.1)."""
     layers: Any
     norm: Any
     def __init__(self, layer: EncoderLayer, N: int) -> None: ...
-    def forward(self, x: Tensor, mask: Any = ...) -> Tensor: ...
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor: ...
 
 class Decoder(Module):
     """A stack of `N` decoder layers (§3.1)."""
     layers: Any
     norm: Any
     def __init__(self, layer: DecoderLayer, N: int) -> None: ...
-    def forward(self, x: Tensor, memory: Tensor, src_mask: Any = ..., tgt_mask: Any = ..., is_causal: bool = ...) -> Tensor: ...
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None, is_causal: bool = False) -> Tensor: ...
 
 class Generator(Module):
     """Pre-softmax linear projection and log-softmax (§3.4)."""
@@ -77,24 +77,24 @@ class EncoderDecoder(Module):
     src_embed: Any
     tgt_embed: Any
     def __init__(self, encoder: Encoder, decoder: Decoder, src_embed: Module, tgt_embed: Module, generator: Generator) -> None: ...
-    def encode(self, src: Tensor, src_mask: Any) -> Tensor:
+    def encode(self, src: Tensor, src_mask: Tensor | None) -> Tensor:
         """Parameters:
         - returns: memory
         """
-    def decode(self, memory, src_mask, tgt, tgt_mask=...) -> Tensor:
+    def decode(self, memory, src_mask, tgt, tgt_mask=None) -> Tensor:
         """Parameters:
         - returns: decoder states
         """
-    def forward(self, src, tgt, src_mask, tgt_mask=...) -> Tensor:
+    def forward(self, src, tgt, src_mask, tgt_mask=None) -> Tensor:
         """Parameters:
         - returns: decoder states
         """
-POSITIONAL_ENCODINGS: Any
-SELF_ATTENTIONS: Any
-POSITION_PARAMETERS: Any
-INITS: tuple
+POSITIONAL_ENCODINGS: dict[str, type[Module]]
+SELF_ATTENTIONS: dict[str, type[MultiHeadAttention]]
+POSITION_PARAMETERS: dict[str, Callable[..., Any]]
+INITS: tuple[Any, ...]
 
-def positional_kinds() -> Any:
+def positional_kinds() -> tuple[str, ...]:
     """The values `TransformerConfig.positional` accepts: the paper's two, and later ones."""
 
 def positional_encoding(config) -> Module:
@@ -117,21 +117,23 @@ class TransformerConfig:
     max_positions: int
     positional: str
     init: str
-    d_k: Any
+    d_k: int | None
     inner_dropout: bool
     def __post_init__(self) -> None: ...
-    def __init__(self, src_vocab: int = ..., tgt_vocab: int = ..., N: int = ..., d_model: int = ..., d_ff: int = ..., h: int = ..., dropout: float = ..., share_embeddings: bool = ..., norm_first: bool = ..., max_positions: int = ..., positional: str = ..., init: str = ..., d_k: Any = ..., inner_dropout: bool = ...) -> None: ...
+    def __init__(self, src_vocab: int = 37000, tgt_vocab: int = 37000, N: int = 6, d_model: int = 512, d_ff: int = 2048, h: int = 8, dropout: float = 0.1, share_embeddings: bool = True, norm_first: bool = False, max_positions: int = 5000, positional: str = 'sinusoidal', init: str = 'default', d_k: int | None = None, inner_dropout: bool = False) -> None: ...
     @property
-    def tied(self) -> Any:
+    def tied(self) -> tuple[str, ...]:
         """The $V \\times d_{model}$ matrices that share one weight (§3.4): all three, the target's two, or none."""
     @property
-    def head_dims(self) -> Any:
+    def head_dims(self) -> tuple[int, int]:
         """$(d_k, d_v)$: each head's query/key width and value width; $d_k = d_v = d_{model}/h$ unless `d_k` is given."""
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[Any, Any]:
         """The configuration as a plain dict (what checkpoints store)."""
-    from_dict: _clsmethod
+    @classmethod
+    def from_dict(cls, values: dict[Any, Any], source: str = 'model config') -> TransformerConfig:
+        """A validated configuration from a dict; unknown keys are refused."""
 
-def init_weights(model: Module, rule: str = ...) -> None:
+def init_weights(model: Module, rule: str = 'default') -> None:
     """Xavier uniform; $W^Q, W^K, W^V$ as one $3d \\times d$; embeddings $\\mathcal N(0, 1/d)$."""
 
 def tie_embeddings(config: TransformerConfig, src_embed: Embeddings, tgt_embed: Embeddings, generator: Generator) -> None:
@@ -140,7 +142,7 @@ def tie_embeddings(config: TransformerConfig, src_embed: Embeddings, tgt_embed: 
 def make_model_from_config(config: TransformerConfig) -> EncoderDecoder:
     """Build (and initialize) the Transformer described by `config`."""
 
-def make_model(src_vocab: int, tgt_vocab: int, N: int = ..., d_model: int = ..., d_ff: int = ..., h: int = ..., dropout: float = ..., share_embeddings: bool = ..., norm_first: bool = ..., max_positions: int = ..., positional: str = ..., init: str = ..., d_k: Any = ..., inner_dropout: bool = ...) -> EncoderDecoder:
+def make_model(src_vocab: int, tgt_vocab: int, N: int = 6, d_model: int = 512, d_ff: int = 2048, h: int = 8, dropout: float = 0.1, share_embeddings: bool = True, norm_first: bool = False, max_positions: int = 5000, positional: str = 'sinusoidal', init: str = 'default', d_k: int | None = None, inner_dropout: bool = False) -> EncoderDecoder:
     """Build the Transformer (fields of `TransformerConfig`); defaults: the base model."""
 
 def count_parameters(model: Module) -> int:

@@ -25,7 +25,7 @@ class MultiHeadAttention(Module):
     w_q: Any
     w_v: Any
     fused: bool
-    def __init__(self, h: int, d_model: int, dropout: float = ..., bias: bool = ..., d_k: int | None = ...) -> None:
+    def __init__(self, h: int, d_model: int, dropout: float = 0.1, bias: bool = True, d_k: int | None = None) -> None:
         """Parameters:
         - h: number of heads
         - d_model: width of the inputs and the output; d_v = d_model // h
@@ -39,15 +39,15 @@ class MultiHeadAttention(Module):
     def dropout_p(self, value: float) -> None: ...
     def split_heads(self, x: Tensor, width: int) -> Tensor:
         """(b, len, h * width) -> (b, len, h, width) -> (b, h, len, width)."""
-    def queries(self, query: Tensor, start: int = ...) -> Tensor:
+    def queries(self, query: Tensor, start: int = 0) -> Tensor:
         """Q W_i^Q, every head: (b, n, d_model) -> (b, h, n, d_k); `start`: row 0's position."""
-    def keys_values(self, key: Tensor, value: Tensor, start: int = ...):
+    def keys_values(self, key: Tensor, value: Tensor, start: int = 0):
         """K W_i^K and V W_i^V for every head i: (b, h, m, d_k) and (b, h, m, d_v)."""
-    def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=...):
+    def heads(self, query: Tensor, key: Tensor, value: Tensor, cache=None):
         """Queries, keys and values of every head; chapter 21's cache makes its own."""
     def attend(self, q: Tensor, k: Tensor, v: Tensor, mask, is_causal):
         """head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads at once: (b, h, n, d_v)."""
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = ..., cache=..., is_causal: bool = ...) -> Tensor:
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, cache=None, is_causal: bool = False) -> Tensor:
         """Parameters:
         - query: (batch, n_queries, d_model): the sequence that asks
         - key: (batch, n_keys, d_model): the sequence that is looked at

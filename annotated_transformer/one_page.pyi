@@ -8,7 +8,7 @@ from typing import Any
 
 __all__ = ['attention', 'MultiHeadAttention', 'AddAndNorm', 'FeedForward', 'EncoderLayer', 'Encoder', 'DecoderLayer', 'Decoder', 'Embeddings', 'PositionalEncoding', 'Generator', 'EncoderDecoder', 'make_model']
 
-def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = ...) -> Tensor:
+def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> Tensor:
     """Scaled dot-product attention of (..., n, d_k) queries over (..., m, d_k) keys."""
 
 class MultiHeadAttention(Module):
@@ -20,7 +20,7 @@ class MultiHeadAttention(Module):
     w_q: Any
     w_v: Any
     def __init__(self, h: int, d_model: int) -> None: ...
-    def forward(self, query, key, value, mask=...) -> Tensor: ...
+    def forward(self, query, key, value, mask=None) -> Tensor: ...
 
 class AddAndNorm(Module):
     """The residual connection around a sublayer, with dropout and LayerNorm."""
@@ -75,7 +75,7 @@ class Embeddings(Module):
 class PositionalEncoding(Module):
     """Add the sinusoidal encoding of each position, then dropout (§3.5, §5.4)."""
     dropout: Any
-    def __init__(self, d_model: int, dropout: float, max_positions: int = ...) -> None: ...
+    def __init__(self, d_model: int, dropout: float, max_positions: int = 5000) -> None: ...
     def forward(self, x: Tensor) -> Tensor: ...
 
 class Generator(Module):
@@ -99,5 +99,5 @@ class EncoderDecoder(Module):
         - returns: decoder states
         """
 
-def make_model(vocab: int, N: int = ..., d_model: int = ..., d_ff: int = ..., h: int = ..., dropout: float = ...) -> EncoderDecoder:
+def make_model(vocab: int, N: int = 6, d_model: int = 512, d_ff: int = 2048, h: int = 8, dropout: float = 0.1) -> EncoderDecoder:
     """The Transformer with the base model's sizes, one vocabulary for both sides."""

@@ -11,7 +11,7 @@ class Mutation:
     """The smallest change that plants a bug: text edits to the source of one function or method."""
     edits: Any
     target: Any
-    def __init__(self, target: Callable, *edits: tuple[str, str]) -> None:
+    def __init__(self, target: Callable[..., Any], *edits: tuple[str, str]) -> None:
         """Parameters:
         - target: a function, or a method of a class, of the package
         - edits: (old, new): every occurrence of old is replaced
@@ -22,9 +22,9 @@ class Mutation:
         """The source with the bug."""
     def diff(self) -> str:
         """The change as a diff: - the correct lines, + the buggy ones."""
-    def build(self) -> Callable:
+    def build(self) -> Callable[..., Any]:
         """The buggy copy, compiled in a copy of the namespace of the target's module."""
-    def __call__(self) -> Iterator[Callable]:
+    def __call__(self) -> Iterator[Callable[..., Any]]:
         """Plant the bug for the `with` block: the copy replaces the original wherever it is held."""
 
 class Pitfall:
@@ -35,7 +35,7 @@ class Pitfall:
     chapter: str
     reports: tuple[str, ...]
     def diff(self) -> str: ...
-    def __init__(self, title: str, apply: Mutation, catching_test: str, chapter: str, reports: tuple[str, ...] = ...) -> None: ...
+    def __init__(self, title: str, apply: Mutation, catching_test: str, chapter: str, reports: tuple[str, ...] = ()) -> None: ...
 PITFALLS: dict[str, Pitfall]
 
 class PytestRun:
@@ -70,5 +70,5 @@ class Check:
         """The test fails with the bug and passes without it."""
     def __init__(self, name: str, with_bug: PytestRun, without_bug: PytestRun) -> None: ...
 
-def check(name: str, verbose: bool = ...) -> Check:
+def check(name: str, verbose: bool = True) -> Check:
     """Run pitfall `name`'s catching test with the bug planted, then without it."""

@@ -27,13 +27,13 @@ class PositionalEncoding(Module):
     d_model: Any
     dropout: Any
     max_positions: Any
-    def __init__(self, d_model: int, dropout: float = ..., max_positions: int = ...) -> None:
+    def __init__(self, d_model: int, dropout: float = 0.1, max_positions: int = 5000) -> None:
         """Parameters:
         - d_model: embedding size; must be even
         - dropout: on the sum, P_drop = 0.1 in the base model (§5.4)
         - max_positions: longest sequence the table covers
         """
-    def forward(self, x: Tensor, offset: int = ...) -> Tensor:
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Parameters:
         - returns: x: (batch, seq, d_model)
         """
@@ -45,8 +45,8 @@ class LearnedPositionalEncoding(Module):
     dropout: Any
     embedding: Any
     max_positions: Any
-    def __init__(self, d_model: int, dropout: float = ..., max_positions: int = ...) -> None: ...
-    def forward(self, x: Tensor, offset: int = ...) -> Tensor:
+    def __init__(self, d_model: int, dropout: float = 0.1, max_positions: int = 5000) -> None: ...
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Parameters:
         - returns: x: (batch, seq, d_model)
         """

@@ -9,7 +9,7 @@ from typing import Any
 
 __all__ = ['RELATIVE_CLIP', 'apply_rotary', 'RotaryPositions', 'RotaryMultiHeadAttention', 'relative_offsets', 'RelativeAttention', 'RelativePositions', 'RelativeMultiHeadAttention']
 
-def apply_rotary(x: Tensor, positions: Tensor, base: float = ...) -> Tensor:
+def apply_rotary(x: Tensor, positions: Tensor, base: float = 10000.0) -> Tensor:
     """Rotate each pair $(x_{2i}, x_{2i+1})$ of the last dimension by the angle $m\\theta_i$ (Su et al., 2021).
 
     Parameters:
@@ -24,8 +24,8 @@ class RotaryPositions(Module):
     d_model: Any
     dropout: Any
     max_positions: Any
-    def __init__(self, d_model: int, dropout: float = ..., max_positions: int = ...) -> None: ...
-    def forward(self, x: Tensor, offset: int = ...) -> Tensor:
+    def __init__(self, d_model: int, dropout: float = 0.1, max_positions: int = 5000) -> None: ...
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Parameters:
         - returns: dropout(x), (batch, seq, d_model)
         """
@@ -33,10 +33,10 @@ class RotaryPositions(Module):
 
 class RotaryMultiHeadAttention(MultiHeadAttention):
     """Chapter 04's multi-head attention with rotary positions: queries and keys turned by their positions (RoPE), values as they are."""
-    def queries(self, query: Tensor, start: int = ...) -> Tensor: ...
-    def keys_values(self, key: Tensor, value: Tensor, start: int = ...) -> tuple[Tensor, Tensor]: ...
+    def queries(self, query: Tensor, start: int = 0) -> Tensor: ...
+    def keys_values(self, key: Tensor, value: Tensor, start: int = 0) -> tuple[Tensor, Tensor]: ...
 
-def relative_offsets(n_queries: int, n_keys: int, clip: int, device=...) -> Tensor:
+def relative_offsets(n_queries: int, n_keys: int, clip: int, device=None) -> Tensor:
     """The row of $w^K$ and $w^V$ for every (query $i$, key $j$): $\\mathrm{clip}(j - i, k) + k$.
 
     Parameters:
@@ -54,14 +54,14 @@ class RelativeAttention(Module):
     d_v: Any
     w_k: Any
     w_v: Any
-    def __init__(self, d_k: int, d_v: int, clip: int = ...) -> None:
+    def __init__(self, d_k: int, d_v: int, clip: int = 16) -> None:
         """Parameters:
         - d_k: width of each head's queries and keys
         - d_v: width of each head's values
         - clip: k: the largest offset with its own vectors
         """
     def extra_repr(self) -> str: ...
-    def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = ..., dropout: nn.Module | None = ...) -> tuple[Tensor, Tensor]:
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: nn.Module | None = None) -> tuple[Tensor, Tensor]:
         """Parameters:
         - q: (batch, h, n, d_k): the queries, the last n of the m positions
         - k: (batch, h, m, d_k)
@@ -79,7 +79,7 @@ class RelativeMultiHeadAttention(MultiHeadAttention):
     attn: Any
     relative: Any
     fused: bool
-    def __init__(self, h: int, d_model: int, dropout: float = ..., bias: bool = ..., d_k: int | None = ..., clip: int = ...) -> None:
+    def __init__(self, h: int, d_model: int, dropout: float = 0.1, bias: bool = True, d_k: int | None = None, clip: int = 16) -> None:
         """Parameters:
         - clip: k: the largest offset with its own vectors
         """

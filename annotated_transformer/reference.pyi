@@ -5,17 +5,17 @@
 import os
 from annotated_transformer.data import ParallelCorpus
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 __all__ = ['REFERENCE_SPLITS', 'REFERENCE_SPLIT_SIZES', 'REFERENCE_SPLIT_SHA256', 'tatoeba_path', 'tatoeba_columns', 'load_tatoeba', 'reference_split', 'write_reference_split', 'load_reference_split', 'reference_split_main']
 
 def tatoeba_path() -> Path:
     """The Tatoeba Chinese-English pairs that come with the package (CC-BY 2.0 FR, Tatoeba contributors)."""
 
-def tatoeba_columns(path: str | os.PathLike) -> tuple[int, int]:
+def tatoeba_columns(path: str | os.PathLike[Any]) -> tuple[int, int]:
     """(source column, English column) of a Tatoeba file, read from its layout."""
 
-def load_tatoeba(path: str | os.PathLike | None = ..., *, src_lang: str | None = ..., join_cjk: bool | None = ..., seed: int = ..., dev_frac: float = ..., test_frac: float = ..., skip_empty: bool = ...) -> ParallelCorpus:
+def load_tatoeba(path: str | os.PathLike[Any] | None = None, *, src_lang: str | None = None, join_cjk: bool | None = None, seed: int = 0, dev_frac: float = 0.03, test_frac: float = 0.03, skip_empty: bool = False) -> ParallelCorpus:
     """Tatoeba sentence pairs, other language -> English, split by hash of the source sentence.
 
     Parameters:
@@ -24,8 +24,8 @@ def load_tatoeba(path: str | os.PathLike | None = ..., *, src_lang: str | None =
     - join_cjk: remove word-segmentation spaces; default: when the source is Chinese
     """
 REFERENCE_SPLITS: dict[str, tuple[str, str, str]]
-REFERENCE_SPLIT_SIZES: dict
-REFERENCE_SPLIT_SHA256: dict
+REFERENCE_SPLIT_SIZES: dict[Any, Any]
+REFERENCE_SPLIT_SHA256: dict[Any, Any]
 
 def reference_split(name: str) -> dict[str, list[str]]:
     """The 'source<TAB>target' lines of each split of reference split `name`.
@@ -34,7 +34,7 @@ def reference_split(name: str) -> dict[str, list[str]]:
     - name: "bible-de-en" or "cmn-eng" 
     """
 
-def write_reference_split(out_dir: str | os.PathLike, names: Sequence[str] = ..., check: bool = ...) -> list[Path]:
+def write_reference_split(out_dir: str | os.PathLike[Any], names: Sequence[str] = ..., check: bool = True) -> list[Path]:
     """Write NAME.{train,dev,test}.tsv for each reference split; returns the paths.
 
     Parameters:
@@ -43,7 +43,7 @@ def write_reference_split(out_dir: str | os.PathLike, names: Sequence[str] = ...
     - check: refuse files whose checksum differs from the recorded one
     """
 
-def load_reference_split(name: str, *, join_cjk: bool = ..., skip_empty: bool = ...) -> ParallelCorpus:
+def load_reference_split(name: str, *, join_cjk: bool = False, skip_empty: bool = False) -> ParallelCorpus:
     """The reference split `name` as a corpus: the pairs `tsv:` reads from the files `write_reference_split` writes.
 
     Parameters:
@@ -51,5 +51,5 @@ def load_reference_split(name: str, *, join_cjk: bool = ..., skip_empty: bool = 
     - join_cjk: remove word-segmentation spaces (the files keep them)
     """
 
-def reference_split_main(argv: Sequence[str] | None = ...) -> int:
+def reference_split_main(argv: Sequence[str] | None = None) -> int:
     """`annotated-transformer reference-split`: write the reference split's files."""

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ['RUN_FILES', 'LOCK_FILE', 'MEMORY_LIMIT_VARIABLE', 'run_markers', 'run_files', 'clear_run', 'RunLocked', 'RunLock', 'exit_status', 'Stopped', 'StopSignals', 'parse_size', 'format_size', 'memory_capacity', 'memory_in_use', 'measure_peak']
-RUN_FILES: tuple
+RUN_FILES: tuple[Any, ...]
 
 def run_markers(out_dir: str | Path) -> list[str]:
     """What shows that `out_dir` holds a run: its config.json, metrics.jsonl, checkpoints/step_*.pt (empty: no run)."""
@@ -49,7 +49,7 @@ class StopSignals:
     """
     deferring: Any
     signum: Any
-    signals: tuple
+    signals: tuple[Any, ...]
     def __init__(self) -> None: ...
     def __call__(self) -> int:
         """The signal that asked the run to stop (0: none has)."""
@@ -63,17 +63,17 @@ def parse_size(text: str) -> int:
 def format_size(n: float) -> str:
     """A number of bytes as people read it: 16.4 GB, 850 MB, 12 kB."""
 
-def memory_capacity(device: str | torch.device = ...) -> tuple[int | None, str]:
+def memory_capacity(device: str | torch.device = 'cpu') -> tuple[int | None, str]:
     """The most memory this process may use in all, and what sets it: (bytes, a description), or (None, why not).
     On a CPU it counts resident memory, and the tightest of: `ANNOTATED_TRANSFORMER_MEMORY_LIMIT`, the cgroup's
     limit, the address-space limit (`ulimit -v`) and the memory the kernel calls available; on CUDA, memory that
     PyTorch may allocate: the GPU's free memory plus what PyTorch holds already.
     """
 
-def memory_in_use(device: str | torch.device = ...) -> int | None:
+def memory_in_use(device: str | torch.device = 'cpu') -> int | None:
     """The memory this process holds now (CPU: the resident set, on Linux; CUDA: what PyTorch allocated), or None."""
 
-def measure_peak(fn: Callable[[], Any], device: str | torch.device = ...) -> int | None:
+def measure_peak(fn: Callable[[], Any], device: str | torch.device = 'cpu') -> int | None:
     """Run `fn()` and return the peak memory of this process while it ran, in bytes (CPU: the resident set, on Linux;
     CUDA: what PyTorch allocated), or None where it cannot be measured.
     """

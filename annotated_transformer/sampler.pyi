@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 __all__ = ['SOURCE_ALLOWANCE', 'DATA_BUILDERS', 'COPY_OPTIONS', 'pad_lengths', 'make_batch', 'with_empty_rows', 'TokenBatchSampler', 'budget_rows', 'DataBundle', 'register_data', 'get_data_builder', 'copy_data']
 
-def pad_lengths(batch: Batch, multiple: int, pad: int = ...) -> Batch:
+def pad_lengths(batch: Batch, multiple: int, pad: int = 0) -> Batch:
     """`batch` with both lengths rounded up to a multiple of `multiple`, masks rebuilt.
 
     Parameters:
@@ -16,7 +16,7 @@ def pad_lengths(batch: Batch, multiple: int, pad: int = ...) -> Batch:
     - pad: padding id
     """
 
-def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad: int = ..., bos: int = ..., eos: int = ..., pad_to_multiple: int = ...) -> Batch:
+def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad: int = 0, bos: int = 1, eos: int = 2, pad_to_multiple: int = 1) -> Batch:
     """Chapter 08's `make_batch`, both lengths rounded up to a multiple of `pad_to_multiple`.
 
     Parameters:
@@ -27,7 +27,7 @@ def make_batch(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad: int = 
     - pad_to_multiple: round both padded lengths up to a multiple of this (fewer shapes to compile)
     """
 
-def with_empty_rows(batch: Batch, rows: int, pad: int = ...) -> Batch:
+def with_empty_rows(batch: Batch, rows: int, pad: int = 0) -> Batch:
     """`batch` with rows of padding appended up to `rows`: no token, no label, no key.
 
     Parameters:
@@ -49,7 +49,7 @@ class TokenBatchSampler:
     shuffle: Any
     src_lens: Any
     tgt_lens: Any
-    def __init__(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], max_tokens: int, seed: int = ..., shuffle: bool = ..., num_shards: int = ..., rebatch: bool = ..., pad_to_multiple: int = ...) -> None:
+    def __init__(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], max_tokens: int, seed: int = 0, shuffle: bool = True, num_shards: int = 1, rebatch: bool = True, pad_to_multiple: int = 1) -> None:
         """Parameters:
         - pairs: (source ids, target ids) without special tokens
         - max_tokens: budget: pairs × longest target ≤ max_tokens (× longest source ≤ 4 max_tokens)
@@ -65,8 +65,8 @@ class TokenBatchSampler:
         """Number of batches in the current epoch."""
     def __iter__(self) -> Iterator[list[int]]:
         """Yield batches forever, epoch after epoch, starting at the saved (epoch, position)."""
-    def state_dict(self) -> dict: ...
-    def load_state_dict(self, state: dict) -> None: ...
+    def state_dict(self) -> dict[Any, Any]: ...
+    def load_state_dict(self, state: dict[Any, Any]) -> None: ...
     def batch_rows(self, indices: list[int]) -> int:
         """The most pairs that a batch of the pairs `indices`' padded lengths may hold: its rows once filled up with `with_empty_rows`."""
 
@@ -82,9 +82,9 @@ class DataBundle:
     pad: int
     bos: int
     eos: int
-    meta: dict
-    files: dict
-    def __init__(self, train: Sequence[tuple[Sequence[int], Sequence[int]]], dev: Sequence[tuple[Sequence[int], Sequence[int]]], src_vocab: int, tgt_vocab: int, pad: int = ..., bos: int = ..., eos: int = ..., meta: dict = ..., files: dict = ...) -> None: ...
+    meta: dict[Any, Any]
+    files: dict[Any, Any]
+    def __init__(self, train: Sequence[tuple[Sequence[int], Sequence[int]]], dev: Sequence[tuple[Sequence[int], Sequence[int]]], src_vocab: int, tgt_vocab: int, pad: int = 0, bos: int = 1, eos: int = 2, meta: dict[Any, Any] = ..., files: dict[Any, Any] = ...) -> None: ...
 DATA_BUILDERS: dict[str, Callable[[Any], DataBundle] | str]
 
 def register_data(name: str, builder: Callable[[Any], DataBundle] | str) -> None:
@@ -97,7 +97,7 @@ def register_data(name: str, builder: Callable[[Any], DataBundle] | str) -> None
 
 def get_data_builder(name: str) -> Callable[[Any], DataBundle]:
     """The builder registered as `name`, or the function named by `module:function`."""
-COPY_OPTIONS: dict
+COPY_OPTIONS: dict[Any, Any]
 
 def copy_data(cfg: Any) -> DataBundle:
     """The copy task: `train_size` random sequences (seed `cfg.seed`) and `dev_size` different ones.

@@ -15,7 +15,7 @@ class AddAndNorm(Module):
     dropout: Any
     norm: Any
     norm_first: Any
-    def __init__(self, d_model: int, dropout: float = ..., norm_first: bool = ..., eps: float = ...) -> None:
+    def __init__(self, d_model: int, dropout: float = 0.1, norm_first: bool = False, eps: float = 1e-05) -> None:
         """Parameters:
         - eps: eps: inside LayerNorm's square root
         """
@@ -27,7 +27,7 @@ class PositionwiseFeedForward(Module):
     dropout: Any
     w_1: Any
     w_2: Any
-    def __init__(self, d_model: int, d_ff: int, dropout: float = ...) -> None: ...
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.1) -> None: ...
     def forward(self, x: Tensor) -> Tensor:
         """Parameters:
         - returns: (..., d_model) -> (..., d_model)

@@ -5,7 +5,6 @@
 import os
 from annotated_transformer.data import ParallelCorpus
 from annotated_transformer.sampler import DataBundle
-from fastcore.basics import _clsmethod
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -35,11 +34,13 @@ class Tokenizer:
     def tokenize(self, text: str) -> list[str]:
         """The subword pieces of `text` (for display)."""
     def id_to_piece(self, i: int) -> str: ...
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[Any]) -> Path:
         """Write the model file (atomically) to `path`; returns the path."""
-    load: _clsmethod
+    @classmethod
+    def load(cls, path: str | os.PathLike[Any]) -> Tokenizer:
+        """A Tokenizer from a model file written by `save` or `train_tokenizer`."""
 
-def train_tokenizer(data: Any, vocab_size: int = ..., out_path: str | os.PathLike | None = ..., *, model_type: str = ..., character_coverage: float | None = ..., byte_fallback: bool = ..., max_sentences: int | None = ..., seed: int = ..., num_threads: int | None = ...) -> Tokenizer:
+def train_tokenizer(data: ParallelCorpus | Iterable[str] | Iterable[tuple[str, str]], vocab_size: int = 8000, out_path: str | os.PathLike[Any] | None = None, *, model_type: str = 'bpe', character_coverage: float | None = None, byte_fallback: bool = True, max_sentences: int | None = None, seed: int = 0, num_threads: int | None = None) -> Tokenizer:
     """Train a joint subword vocabulary with sentencepiece.
 
     Parameters:
@@ -54,15 +55,15 @@ def train_tokenizer(data: Any, vocab_size: int = ..., out_path: str | os.PathLik
     - num_threads: default: all CPU cores (at most 16)
     """
 
-class EncodedPairs(list):
+class EncodedPairs(list[Any]):
     """A list of (src_ids, tgt_ids) that remembers which pairs were too long and skipped."""
     max_subwords: Any
     skipped: Any
-    def __init__(self, items=..., skipped: Sequence[int] = ..., max_subwords: int | None = ...) -> None: ...
+    def __init__(self, items=(), skipped: Sequence[int] = (), max_subwords: int | None = None) -> None: ...
     @property
     def n_skipped(self) -> int: ...
 
-def encode_pairs(pairs: Any, tokenizer: Tokenizer, max_subwords: int | None = ..., on_too_long: str = ..., tgt_tokenizer: Tokenizer | None = ...) -> EncodedPairs:
+def encode_pairs(pairs: Iterable[tuple[str, str]], tokenizer: Tokenizer, max_subwords: int | None = None, on_too_long: str = 'skip', tgt_tokenizer: Tokenizer | None = None) -> EncodedPairs:
     """Encode pairs to (src_ids, tgt_ids) lists without BOS/EOS; too-long pairs are skipped or raise.
 
     Parameters:

@@ -21,7 +21,7 @@ class TorchTransformer(Module):
     tgt_embed: Any
     transformer: Any
     arch: str
-    def __init__(self, src_vocab: int, tgt_vocab: int, N: int = ..., d_model: int = ..., d_ff: int = ..., h: int = ..., dropout: float = ..., share_embeddings: bool = ..., norm_first: bool = ..., max_positions: int = ..., positional: str = ..., init: str = ..., d_k: int | None = ..., inner_dropout: bool = ...) -> None:
+    def __init__(self, src_vocab: int, tgt_vocab: int, N: int = 6, d_model: int = 512, d_ff: int = 2048, h: int = 8, dropout: float = 0.1, share_embeddings: bool = True, norm_first: bool = False, max_positions: int = 5000, positional: str = 'sinusoidal', init: str = 'default', d_k: int | None = None, inner_dropout: bool = False) -> None:
         """Parameters:
         - tgt_vocab: vocabulary sizes
         - h: as make_model
@@ -37,13 +37,13 @@ class TorchTransformer(Module):
         """Parameters:
         - returns: (batch, src_len, d_model)
         """
-    def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor, tgt_mask: Tensor | None = ...) -> Tensor:
+    def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor, tgt_mask: Tensor | None = None) -> Tensor:
         """Parameters:
         - returns: None: causal, as EncoderDecoder
         """
-    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = ...) -> Tensor: ...
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = None) -> Tensor: ...
 
-def torch_to_ours(model: TorchTransformer | nn.Transformer, into: EncoderDecoder | None = ...) -> EncoderDecoder:
+def torch_to_ours(model: TorchTransformer | nn.Transformer, into: EncoderDecoder | None = None) -> EncoderDecoder:
     """Our `EncoderDecoder` with the weights of a `TorchTransformer` (or a raw `nn.Transformer`'s stacks copied into `into`): the same function, with chapter 21's KV cache.
 
     Parameters:
@@ -51,7 +51,7 @@ def torch_to_ours(model: TorchTransformer | nn.Transformer, into: EncoderDecoder
     - into: for a raw nn.Transformer only: our model of the same sizes, whose embeddings, positions and generator are kept and whose stacks are overwritten (in place)
     """
 
-def ours_to_torch(model: EncoderDecoder, raw: bool = ...) -> TorchTransformer | nn.Transformer:
+def ours_to_torch(model: EncoderDecoder, raw: bool = False) -> TorchTransformer | nn.Transformer:
     """The copy back: a `TorchTransformer` (or its `nn.Transformer`) computing what `model` computes.
 
     Parameters:
@@ -65,9 +65,9 @@ class HarvardLayerNorm(Module):
     eps: Any
     weight: Any
     config_describes: bool
-    def __init__(self, features: int, eps: float = ...) -> None: ...
+    def __init__(self, features: int, eps: float = 1e-06) -> None: ...
     def forward(self, x: Tensor) -> Tensor: ...
-HARVARD_RENAMES: tuple
+HARVARD_RENAMES: tuple[Any, ...]
 
 def harvard_to_ours(state_dict: dict[str, Tensor], h: int) -> EncoderDecoder:
     """Our EncoderDecoder holding the weights of Harvard's model: pre-norm, separate tables, HarvardLayerNorm in place of every LayerNorm; sizes from the weights. Every key is used, and each must fit, or it raises naming the key and both shapes.
@@ -76,9 +76,9 @@ def harvard_to_ours(state_dict: dict[str, Tensor], h: int) -> EncoderDecoder:
     - state_dict: Harvard's make_model(...).state_dict()
     - h: its number of heads: no weight's shape tells it
     """
-PEAK_FLOPS: dict
+PEAK_FLOPS: dict[Any, Any]
 
-def training_flops(model_config: TransformerConfig | dict, src_tokens: int, tgt_tokens: int, src_len: float, tgt_len: float) -> float:
+def training_flops(model_config: TransformerConfig | dict[Any, Any], src_tokens: int, tgt_tokens: int, src_len: float, tgt_len: float) -> float:
     """nanoGPT-style estimate of the FLOPs of one training step (forward + backward) of the encoder-decoder.
 
     Parameters:

@@ -242,10 +242,6 @@ def validate(self: TrainConfig) -> TrainConfig:
             raise ValueError(f"{name} must be of type {type_name(kind)}, got {value!r}")
     if self.threads < 0:
         raise ValueError(f"threads={self.threads} must be >= 0")
-    default = TransformerConfig()
-    if (self.model.src_vocab, self.model.tgt_vocab) != (default.src_vocab, default.tgt_vocab):
-        raise ValueError("model.src_vocab and model.tgt_vocab are set from the data: "
-                         "leave them at their defaults")
     positive = ["warmup", "max_tokens", "accum_steps", "log_every", "pad_to_multiple"]
     for name in positive:
         if getattr(self, name) < 1:

@@ -38,7 +38,7 @@ from .train_config import model_config_dict, unwrap
 from .runs import measure_peak, memory_in_use
 from .sampler import (TokenBatchSampler, budget_rows, make_batch,
                                            with_empty_rows)
-from .train_config import TrainConfig, autocast_context, pick_device
+from .train_config import TrainConfig, VOCAB_FIELDS, autocast_context, pick_device
 
 # %% auto #0
 __all__ = ['Seq2SeqLoss', 'data_file_bytes', 'LogitsSeq2SeqLoss', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
@@ -196,13 +196,26 @@ class Trainer:
 
 # %% ../nbs/19_trainer.ipynb #81ad1cf0
 def _as_trained(cfg: TrainConfig, model: nn.Module) -> TrainConfig:
-    "`cfg` with `model`'s own configuration as `cfg.model` (vocabularies aside) and `cfg.arch`."
+    ("`cfg` with `model`'s own configuration as `cfg.model` and its implementation as "
+     "`cfg.arch`: left at their defaults they are filled in, set otherwise an error.")
     model_config_dict(model)  # (a clear error for a model that carries no TransformerConfig)
-    model, default = unwrap(model), TransformerConfig()
-    # the vocabulary sizes come from the data, never from a training config
-    config = dataclasses.replace(model.config, src_vocab=default.src_vocab,
-                                 tgt_vocab=default.tgt_vocab)
-    return dataclasses.replace(cfg, model=config, arch=getattr(model, "arch", "ours"))
+    model, default = unwrap(model), TrainConfig()
+    own, arch = model.config, getattr(model, "arch", "ours")
+    # vocabulary sizes left at TransformerConfig's defaults: the data's, through the model
+    unset = TransformerConfig()
+    given = dataclasses.replace(cfg.model, **{k: getattr(own, k) for k in VOCAB_FIELDS
+                                              if getattr(cfg.model, k) == getattr(unset, k)})
+    if given != own and given != dataclasses.replace(
+            default.model, src_vocab=own.src_vocab, tgt_vocab=own.tgt_vocab):
+        differ = [f"{f.name}={getattr(given, f.name)!r} (the model's: {getattr(own, f.name)!r})"
+                  for f in dataclasses.fields(own) if getattr(given, f.name) != getattr(own, f.name)]
+        raise ValueError("cfg.model is not the configuration of the model being trained: "
+                         + ", ".join(differ) + "; pass the model's own (TrainConfig(model="
+                         "model.config)) or leave cfg.model at its default")
+    if cfg.arch not in (default.arch, arch):
+        raise ValueError(f"cfg.arch={cfg.arch!r} but the model is {arch!r}: "
+                         "leave cfg.arch at its default or pass the model's")
+    return dataclasses.replace(cfg, model=own, arch=arch)
 
 
 def _seeded_generators(seed: int) -> tuple:

@@ -20,7 +20,7 @@ class Seq2SeqLoss(Module):
     def __init__(self, model: nn.Module, criterion: LabelSmoothingLoss) -> None: ...
     def forward(self, src, tgt_in, tgt_out, src_mask, tgt_mask) -> tuple[Tensor, Tensor]: ...
 
-def data_file_bytes(files: dict) -> dict[str, bytes]:
+def data_file_bytes(files: dict[Any, Any]) -> dict[str, bytes]:
     """A run's data files (DataBundle.files: name -> text or bytes) as bytes, their names checked."""
 
 class _SmoothedLossFromLogits(Function):
@@ -65,7 +65,7 @@ class Trainer:
     step_module: Any
     stopped: Any
     world: Any
-    def __init__(self, model: nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], cfg: TrainConfig | None = ..., *, dev_pairs: Sequence | None = ..., out_dir: str | Path | None = ..., files: dict[str, str | bytes] | None = ..., pad: int = ..., bos: int = ..., eos: int = ...) -> None:
+    def __init__(self, model: nn.Module, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], cfg: TrainConfig | None = None, *, dev_pairs: Sequence[Any] | None = None, out_dir: str | Path | None = None, files: dict[str, str | bytes] | None = None, pad: int = 0, bos: int = 1, eos: int = 2) -> None:
         """Parameters:
         - model: an EncoderDecoder from make_model; its initial weights are the caller's
         - pairs: training pairs, no special tokens
@@ -74,30 +74,30 @@ class Trainer:
         - out_dir: for metrics.jsonl and checkpoints/ (None: nowhere)
         - files: written into out_dir as training starts: DataBundle.files (tokenizer, corpus record)
         """
-    def train_step(self, batches: list[list[int]]) -> dict:
+    def train_step(self, batches: list[list[int]]) -> dict[Any, Any]:
         """One update on the global batch made of `batches` (lists of pair indices): returns its metrics."""
     def next_batches(self) -> list[list[int]]:
         """The sampler batches that make the next global batch."""
-    def fit(self, steps: int | None = ..., stop: Callable[[], int | bool] | None = ...) -> list[dict]:
+    def fit(self, steps: int | None = None, stop: Callable[[], int | bool] | None = None) -> list[dict[Any, Any]]:
         """Train until `steps` updates have been made, or until `stop()` asks to stop after an update; returns the logged records.
 
         Parameters:
         - steps: train until this many updates have been made (default: cfg.steps)
         - stop: asked before every update: a true value stops the run (see below)
         """
-    def log(self, record: dict) -> None:
+    def log(self, record: dict[Any, Any]) -> None:
         """Keep `record` in `history` and (rank 0, with out_dir) append it to OUT/metrics.jsonl, a whole line or nothing."""
-    def evaluate(self, pairs: Sequence | None = ...) -> dict:
+    def evaluate(self, pairs: Sequence[Any] | None = None) -> dict[Any, Any]:
         """Label-smoothed loss and NLL per token on held-out pairs (shared out between ranks)."""
-    def save(self, path: str | Path | None = ...) -> Path | None:
+    def save(self, path: str | Path | None = None) -> Path | None:
         """Checkpoint the run (collective under DDP: call it on every rank; rank 0 writes)."""
-    def load(self, path: str | Path) -> dict:
+    def load(self, path: str | Path) -> dict[Any, Any]:
         """Resume from a checkpoint: weights, optimizer, schedule, data position and RNG states."""
-    def rewind_metrics(self) -> list[dict]:
+    def rewind_metrics(self) -> list[dict[Any, Any]]:
         """Keep the records of OUT/metrics.jsonl up to `self.step` (rank 0); a torn last line is dropped with a warning."""
     def largest_batch(self) -> tuple[int, int, int]:
         """(sentence pairs per rank, source length, target length) of the largest batch: the longest pairs, at the budget."""
-    def step_memory(self, limit: int | None = ..., probe_tokens: int = ...) -> StepMemory | None:
+    def step_memory(self, limit: int | None = None, probe_tokens: int = 1000) -> StepMemory | None:
         """Measure what a training step on the largest batch takes (see the text); None where memory cannot be measured.
 
         Parameters:
@@ -122,11 +122,11 @@ class StepMemory:
     measured: tuple[int, ...]
     def at(self, sentences: int) -> int:
         """The peak of a step on `sentences` pairs of the same lengths."""
-    def sentences_at(self, max_tokens: int, world: int = ...) -> int:
+    def sentences_at(self, max_tokens: int, world: int = 1) -> int:
         """Pairs per rank in the largest batch under another token budget (0: not even one of the longest pairs fits)."""
     def __init__(self, peak: int, sentences: int, src_len: int, tgt_len: int, fixed: int, per_sentence: float, measured: tuple[int, ...]) -> None: ...
 
-def init_distributed(device: str | None = ...) -> tuple[int, int]:
+def init_distributed(device: str | None = 'auto') -> tuple[int, int]:
     """Join the process group described by torchrun's environment (RANK, WORLD_SIZE, ...); returns (rank, world_size).
 
     Parameters:

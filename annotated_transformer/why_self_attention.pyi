@@ -3,11 +3,12 @@
 """Paper: §4, Table 1. Self-attention against recurrent and convolutional layers: computation per layer, sequential operations and the path length between positions, counted and measured."""
 
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ['KINDS', 'reads', 'path_length']
-KINDS: tuple
+KINDS: tuple[Any, ...]
 
-def reads(kind: str, n: int, layer: int = ..., k: int = ...) -> list[list[int]]:
+def reads(kind: str, n: int, layer: int = 1, k: int = 3) -> list[list[int]]:
     """Which input positions each output position of one layer reads.
 
     Parameters:
@@ -18,7 +19,7 @@ def reads(kind: str, n: int, layer: int = ..., k: int = ...) -> list[list[int]]:
     - returns: for each output position i: the input positions it reads
     """
 
-def path_length(kind: str | Callable[[int, int], list[list[int]]], n: int, k: int = ..., recurrent: bool | None = ..., max_layers: int = ...) -> int:
+def path_length(kind: str | Callable[[int, int], list[list[int]]], n: int, k: int = 3, recurrent: bool | None = None, max_layers: int = 100000) -> int:
     """Fewest edges from position 0 to n-1 in a stack of layers (breadth-first search).
 
     Parameters:

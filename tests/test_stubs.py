@@ -6,6 +6,7 @@ tests/fixtures/api_user.py, a user's script calling them: without the stubs it r
 (`Trainer.fit`, `Translator.translate`, `Tokenizer.encode`, ...), with them none.
 """
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -50,7 +51,7 @@ def test_every_module_has_a_stub_and_the_stubs_ship():
 
 def test_patched_methods_are_in_the_stubs():
     text = {n: (PKG / f"{n}.pyi").read_text(encoding="utf-8") for n in ("trainer", "translate", "multihead")}
-    assert re.search(r"class Trainer\b[\s\S]*?\n    def fit\(self, steps: int \| None = \.\.\.", text["trainer"])
+    assert re.search(r"class Trainer\b[\s\S]*?\n    def fit\(self, steps: int \| None = None", text["trainer"])
     assert re.search(r"class Translator\b[\s\S]*?\n    def translate\(self, sentences: Sequence\[str\]",
                      text["translate"])
     forward = re.search(r"\n    def forward\(self, query: Tensor.*\n((?:        .*\n)+)", text["multihead"])
@@ -95,3 +96,93 @@ def test_mypy_sees_the_patched_methods(tmp_path):
     assert re.search(r'Argument 1 to "translate" of "Translator" has incompatible type "int"; '
                      r'expected "Sequence\[str\]"', out), out
     assert out.count("error:") == 2, out
+
+
+# A user's script misspelling a keyword of each public classmethod (one per line, marked `# misspelt`), and calling
+# the decoders whose result type depends on a flag (the stubs' overloads).
+MISSPELT = """\
+from annotated_transformer import (EncoderDecoder, Tokenizer, TrainConfig, TransformerConfig, Translator,
+                                   beam_search, greedy_decode, make_model)
+model = make_model(11, 11, N=1)
+Translator.from_pretrained("run/export", devise="cpu")  # misspelt
+Translator.from_model(model, "tokenizer.model", devise="cpu")  # misspelt
+Tokenizer.load(pth="tokenizer.model")  # misspelt
+TransformerConfig.from_dict({"N": 2}, sourse="a file")  # misspelt
+TrainConfig.from_dict({"steps": 3}, wran=False)  # misspelt
+translator: Translator = Translator.from_pretrained("run/export", device="cpu")
+tokenizer: Tokenizer = Tokenizer.load("tokenizer.model")
+config: TrainConfig = TrainConfig.from_dict({"steps": 3}, source="a file", warn=False)
+reveal_type(greedy_decode(model, model.src_embed, None))
+reveal_type(greedy_decode(model, model.src_embed, None, return_scores=True))
+reveal_type(beam_search(model, model.src_embed, None, return_hypotheses=True))
+"""
+# added once EncoderDecoder has the classmethod (another change of issue 61 adds it)
+MISSPELT_MODEL = """\
+EncoderDecoder.from_pretrained("run/export", devise="cpu")  # misspelt
+loaded: EncoderDecoder = EncoderDecoder.from_pretrained("run/export")
+"""
+
+
+def misspelt_script(tmp_path: Path) -> tuple[Path, list[int]]:
+    "The user's script and the numbers of its misspelt lines."
+    from annotated_transformer import EncoderDecoder
+    text = MISSPELT + (MISSPELT_MODEL if hasattr(EncoderDecoder, "from_pretrained") else "")
+    path = tmp_path / "misspelt.py"
+    path.write_text(text, encoding="utf-8")
+    return path, [i for i, line in enumerate(text.splitlines(), 1) if line.endswith("# misspelt")]
+
+
+def test_mypy_catches_a_misspelt_keyword_of_each_classmethod(tmp_path):
+    "The classmethods that @patch adds have their signatures in the stubs: a misspelt keyword is an error."
+    pytest.importorskip("mypy")
+    (tmp_path / "mypy.ini").write_text(MYPY_INI, encoding="utf-8")
+    script, misspelt = misspelt_script(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(tmp_path / "mypy.ini"), "--cache-dir",
+         str(tmp_path / "cache"), "--no-color-output", "--show-error-codes", str(script)],
+        cwd=tmp_path, capture_output=True, text=True, env=subprocess_env(), timeout=600)
+    out = result.stdout + result.stderr
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    assert sorted(int(e.split(":")[1]) for e in errors) == misspelt, out  # one error per misspelt line, no other
+    assert all('Unexpected keyword argument "' in e for e in errors), out
+    revealed = re.findall(r'Revealed type is "(.*)"', out)
+    # torch is read as Any here (see MYPY_INI), so Tensor shows as Any
+    assert revealed == ["Any", "tuple[Any, Any]",
+                        "tuple[Any, list[list[annotated_transformer.decoding.Hypothesis]]]"], out
+
+
+def test_pyright_catches_a_misspelt_keyword_of_each_classmethod(tmp_path):
+    "The same script under pyright, where it is installed (`pip install pyright`; it runs on Node.js)."
+    if importlib.util.find_spec("pyright") is None:
+        pytest.skip("pyright is not installed (pip install pyright)")
+    script, misspelt = misspelt_script(tmp_path)
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps({"extraPaths": [str(REPO)], "include": [script.name]}),
+                                                 encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "pyright", "--outputjson", script.name], cwd=tmp_path,
+                            capture_output=True, text=True, env=subprocess_env(), timeout=600)
+    try:
+        report = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        pytest.skip(f"pyright did not run here: {(result.stdout + result.stderr)[-500:]}")
+    errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    lines = sorted({d["range"]["start"]["line"] + 1 for d in errors})  # `load(pth=...)` also misses `path`
+    assert lines == misspelt, errors
+    assert sorted(d["range"]["start"]["line"] + 1 for d in errors if "No parameter named" in d["message"]) == misspelt
+
+
+# `mypy --strict annotated_transformer` (it reads the stubs): 157 errors before issue 61, 65 after it; what is left
+# are parameters and returns that the notebooks leave unannotated. Lower this as they get annotations.
+STRICT_CEILING = 65
+
+
+def test_mypy_strict_errors_on_the_package_stay_under_the_ceiling(tmp_path):
+    pytest.importorskip("mypy")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), "--no-color-output",
+         "--show-error-codes", "annotated_transformer"],
+        cwd=REPO, capture_output=True, text=True, env=subprocess_env(), timeout=900)
+    out = result.stdout + result.stderr
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    kinds = {re.search(r"\[([a-z-]+)\]$", e).group(1) for e in errors if re.search(r"\[([a-z-]+)\]$", e)}
+    assert len(errors) <= STRICT_CEILING, f"{len(errors)} errors (ceiling {STRICT_CEILING}):\n" + "\n".join(errors)
+    assert kinds <= {"no-untyped-def"}, "\n".join(e for e in errors if "[no-untyped-def]" not in e)

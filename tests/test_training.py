@@ -190,8 +190,28 @@ def test_train_config_holds_one_model_config_and_reads_old_flat_settings():
                             ({"model": 3}, "must be an object of TransformerConfig fields")]:
         with pytest.raises(ValueError, match=message):
             TrainConfig.from_dict(values)
-    with pytest.raises(ValueError, match="set from the data"):
-        TrainConfig(model=TransformerConfig(9, 9)).validate()
+    assert TrainConfig(model=TransformerConfig(9, 9)).validate().model.tgt_vocab == 9  # a model's own config
+
+
+def test_a_train_config_holding_the_models_config_trains_it_and_nothing_is_replaced_in_silence():
+    "TrainConfig(model=cfg) with the config the model was built from is kept; another one is an error (issue 61)."
+    mc = TransformerConfig(COPY_VOCAB, COPY_VOCAB, N=1, d_model=32, h=2, d_ff=64)
+    model = make_model_from_config(mc)
+    pairs = copy_task_pairs(50, COPY_VOCAB, COPY_LEN, seed=0)
+    base = dict(steps=1, device="cpu", progress=False, eval_every=0, checkpoint_every=0)
+    assert Trainer(model, pairs, TrainConfig(model=mc, **base)).cfg.model == mc  # vocabularies included
+    assert Trainer(model, pairs, TrainConfig(**base)).cfg.model == mc  # left at its default: the model's own
+    unset = TransformerConfig()
+    no_vocab = dataclasses.replace(mc, src_vocab=unset.src_vocab, tgt_vocab=unset.tgt_vocab)
+    assert Trainer(model, pairs, TrainConfig(model=no_vocab, **base)).cfg.model == mc  # sizes from the model
+    for other, message in [(dataclasses.replace(mc, N=2), r"N=2 \(the model's: 1\)"),
+                           (dataclasses.replace(mc, dropout=0.3), r"dropout=0.3 \(the model's: 0.1\)"),
+                           (dataclasses.replace(mc, src_vocab=12, tgt_vocab=12), r"src_vocab=12 \(the model's: 11\)")]:
+        with pytest.raises(ValueError, match="cfg.model is not the configuration of the model being trained: "
+                                             + message):
+            Trainer(model, pairs, TrainConfig(model=other, **base))
+    with pytest.raises(ValueError, match="cfg.arch='torch' but the model is 'ours'"):
+        Trainer(model, pairs, TrainConfig(model=mc, arch="torch", **base))
 
 
 def test_build_model_and_checkpoint_dicts_round_trip():

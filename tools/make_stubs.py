@@ -20,9 +20,14 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import collections
+import collections.abc
+import contextlib
 import dataclasses
 import importlib
 import inspect
+import math
+import os
 import pkgutil
 import re
 import sys
@@ -39,6 +44,20 @@ HEADER = ("# Type stubs of {module}, written by tools/make_stubs.py from the imp
 DUNDERS = {"__init__", "__call__", "__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__contains__",
            "__enter__", "__exit__", "__bool__", "__post_init__"}
 INDENT = "    "
+# a generic class written without its parameters means them all Any: the stub says so (mypy --strict asks for it)
+BARE_GENERICS = {dict: "Any, Any", list: "Any", set: "Any", frozenset: "Any", tuple: "Any, ...", type: "Any",
+                 collections.deque: "Any", collections.defaultdict: "Any, Any", collections.OrderedDict: "Any, Any",
+                 collections.Counter: "Any", os.PathLike: "Any", re.Pattern: "Any", re.Match: "Any",
+                 contextlib.AbstractContextManager: "Any", collections.abc.Callable: "..., Any",
+                 collections.abc.Sequence: "Any", collections.abc.MutableSequence: "Any",
+                 collections.abc.Iterable: "Any", collections.abc.Iterator: "Any", collections.abc.Collection: "Any",
+                 collections.abc.Set: "Any", collections.abc.Mapping: "Any, Any",
+                 collections.abc.MutableMapping: "Any, Any", collections.abc.Generator: "Any, Any, Any"}
+# functions whose return type depends on a bool flag: the stub gives them overloads, the flag False (its default)
+# returning the first member of the runtime's `A | B`, True the second, a bool of unknown value either
+OVERLOADS = {"annotated_transformer.decoding.greedy_decode": "return_scores",
+             "annotated_transformer.decoding.sample_decode": "return_scores",
+             "annotated_transformer.decoding.beam_search": "return_hypotheses"}
 
 
 def _docments(fn) -> dict:
@@ -69,6 +88,49 @@ def _docstring(obj, fn=None, indent: str = INDENT) -> str:
     if len(lines) == 1:
         return f'{indent}"""{text}"""\n'
     return f'{indent}"""' + textwrap.indent(text, indent).lstrip() + f'\n{indent}"""\n'
+
+
+def _literal(value) -> str:
+    "A default as the stub writes it: numbers, short strings, None, True/False and small tuples of them, else `...`."
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        return repr(value)
+    if type(value) in (str, bytes) and len(value) <= 50:
+        return repr(value)
+    if type(value) is tuple and len(value) <= 4:
+        items = [_literal(v) for v in value]
+        if "..." not in items:
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return "..."
+
+
+def _patched_classmethod(value):
+    "The function of a classmethod that fastcore's `@patch(cls_method=True)` added to a class, else None."
+    fn = getattr(value, "f", None)  # fastcore.basics._clsmethod: a descriptor binding `f` to the class
+    return fn if type(value).__name__ == "_clsmethod" and inspect.isfunction(fn) else None
+
+
+def _is_alias(obj) -> bool:
+    "A type alias (`Pair = tuple[str, str]`, `X | None`): the stub writes what it stands for."
+    return isinstance(obj, (types.GenericAlias, types.UnionType)) or (
+        typing.get_origin(obj) is not None and not isinstance(obj, type) and bool(typing.get_args(obj)))
+
+
+def _package_class(name: str):
+    "The class `name` of one of the package's modules (a module may import it only in a function), else None."
+    found = {id(v): v for m in list(sys.modules.values()) if getattr(m, "__name__", "").startswith(PACKAGE + ".")
+             for v in [getattr(m, name, None)] if inspect.isclass(v) and v.__module__.startswith(PACKAGE)}
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _resolve(node: ast.AST, namespace: dict):
+    "The object that a name or a dotted name of an annotation stands for in `namespace`, or None."
+    if isinstance(node, ast.Name):
+        return namespace[node.id] if node.id in namespace else getattr(builtins, node.id, None)
+    if isinstance(node, ast.Attribute):
+        return getattr(_resolve(node.value, namespace), node.attr, None)
+    return None
 
 
 class Stub:
@@ -148,37 +210,92 @@ class Stub:
         if ann is inspect.Parameter.empty or ann is inspect.Signature.empty:
             return None
         if not isinstance(ann, str):
-            return self._object_annotation(ann)
+            return self._object_annotation(ann, namespace)
         try:
             tree = ast.parse(ann, mode="eval")
             while isinstance(tree.body, ast.Constant) and isinstance(tree.body.value, str):
                 tree = ast.parse(tree.body.value, mode="eval")  # a quoted annotation inside the string
         except SyntaxError:
             return self.any_()
-        renames = {}
+        # generic classes written bare (`dict`, `os.PathLike`): found before their names are renamed
+        subscripted = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}
+        bare = {id(n): args for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute))
+                and id(n) not in subscripted and (args := self._bare_args(_resolve(n, namespace)))}
+        renames, aliases = {}, {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id not in renames:
-                if node.id in namespace:
-                    local = self.bind(node.id, namespace[node.id])
-                elif hasattr(builtins, node.id):
+            if isinstance(node, ast.Name) and node.id not in renames and node.id not in aliases:
+                obj = namespace[node.id] if node.id in namespace else _package_class(node.id)
+                if obj is None and hasattr(builtins, node.id):
                     local = node.id
+                elif _is_alias(obj):  # `Pair = tuple[str, str]`: written out
+                    aliases[node.id] = self._object_annotation(obj, namespace)
+                    continue
                 else:
-                    local = None
+                    local = self.bind(node.id, obj) if obj is not None else None
                 if local is None:
                     return self.any_()
                 renames[node.id] = local
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
+            if isinstance(node, ast.Name) and node.id in renames:
                 node.id = renames[node.id]
-        return ast.unparse(tree)
 
-    def _object_annotation(self, ann) -> str:
+        class Rewrite(ast.NodeTransformer):
+            def visit_Name(self, node):
+                if isinstance(node, ast.Name) and node.id in aliases:
+                    return ast.parse(aliases[node.id], mode="eval").body
+                if id(node) not in bare:
+                    return node
+                return ast.Subscript(value=node, slice=ast.parse(f"_[{bare[id(node)]}]", mode="eval").body.slice)
+            visit_Attribute = visit_Name
+        return ast.unparse(Rewrite().visit(tree))
+
+    def _bare_args(self, obj) -> str | None:
+        "The parameters that a generic class `obj` written bare stands for (`Any, Any` for dict), else None."
+        try:
+            args = BARE_GENERICS.get(obj)
+        except TypeError:  # unhashable
+            return None
+        if args is None and getattr(obj, "_nparams", None) and not typing.get_args(obj):
+            args = BARE_GENERICS.get(typing.get_origin(obj))  # typing.Dict, typing.Callable, ... written bare
+        return args.replace("Any", self.any_()) if args else None
+
+    def _named(self, obj) -> str:
+        "The stub's name for a class (or a typing construct): a builtin's own name, else imported."
+        if isinstance(obj, type) and getattr(builtins, obj.__name__, None) is obj:
+            return obj.__name__
+        name = getattr(obj, "__name__", None) or getattr(obj, "_name", None)
+        return (self.bind(name, obj) if name else None) or self.any_()
+
+    def _object_annotation(self, ann, namespace: dict | None = None) -> str:
+        "The text of an annotation object: classes, `X | Y`, `list[X]`, `Callable[[X], Y]`, `Literal[...]`."
+        namespace = vars(self.module) if namespace is None else namespace
         if ann is None or ann is type(None):
             return "None"
-        if isinstance(ann, type) and getattr(builtins, ann.__name__, None) is ann:
-            return ann.__name__
-        if isinstance(ann, type):
+        if ann is Ellipsis:
+            return "..."
+        if ann is typing.Any:
+            return self.any_()
+        if isinstance(ann, str):
+            return self.annotation(ann, namespace) or self.any_()
+        if isinstance(ann, typing.ForwardRef):
+            return self.annotation(ann.__forward_arg__, namespace) or self.any_()
+        if isinstance(ann, list):  # the parameters of a Callable
+            return "[" + ", ".join(self._object_annotation(a, namespace) for a in ann) + "]"
+        if isinstance(ann, typing.TypeVar):
             return self.bind(ann.__name__, ann) or self.any_()
+        origin, args = typing.get_origin(ann), typing.get_args(ann)
+        if origin in (typing.Union, types.UnionType):
+            return " | ".join(self._object_annotation(a, namespace) for a in args)
+        if origin is typing.Literal:
+            return f"{self._named(typing.Literal)}[{', '.join(repr(a) for a in args)}]"
+        if origin is typing.Annotated:
+            return self._object_annotation(args[0], namespace)
+        if origin is not None and args:
+            head = self._named(origin)
+            return f"{head}[{', '.join(self._object_annotation(a, namespace) for a in args)}]"
+        if isinstance(ann, type) or getattr(ann, "_nparams", None):
+            head, bare = self._named(origin or ann), self._bare_args(ann)
+            return f"{head}[{bare}]" if bare and head != self.any_() else head
         return self.any_()
 
     def value_type(self, value, namespace: dict, annotation=None) -> str:
@@ -189,12 +306,20 @@ class Stub:
                 return text
         kind = type(value)
         if getattr(builtins, kind.__name__, None) is kind and kind is not type(None):
-            return kind.__name__
-        return self.bind(kind.__name__, kind) or self.any_()
+            bare = self._bare_args(kind)
+            return f"{kind.__name__}[{bare}]" if bare else kind.__name__
+        name = self.bind(kind.__name__, kind) or self.any_()
+        if isinstance(value, re.Pattern):
+            return f"{name}[{type(value.pattern).__name__}]"
+        bare = self._bare_args(kind)
+        return f"{name}[{bare}]" if bare and name != self.any_() else name
 
     # ---- definitions ---------------------------------------------------------------------------------------
-    def signature(self, fn, method: bool, namespace: dict | None = None) -> str:
-        "`(params) -> ret` of `fn`, defaults shown as `...`; a method's first parameter unannotated."
+    def signature(self, fn, method: bool, namespace: dict | None = None, flag: tuple[str, str, str] | None = None,
+                  ret: str | None = None) -> str:
+        """`(params) -> ret` of `fn`, simple defaults written as they are (others as `...`); a method's first
+        parameter unannotated. For an overload, `flag` = (name, annotation, default) replaces that parameter (made
+        keyword-only where it has no default) and `ret` the return annotation."""
         target = inspect.unwrap(fn)
         namespace = getattr(target, "__globals__", None) or namespace or vars(self.module)
         try:
@@ -204,6 +329,12 @@ class Stub:
                 f"(*args: {self.any_()}, **kwargs: {self.any_()}) -> {self.any_()}"
         parts, seen_kwonly, seen_posonly = [], False, False
         for i, p in enumerate(sig.parameters.values()):
+            ann = None if (method and i == 0) else self.annotation(p.annotation, namespace)
+            default = None if p.default is p.empty else _literal(p.default)
+            if flag and p.name == flag[0]:
+                ann, default = flag[1], flag[2]
+                if default is None and p.kind is p.POSITIONAL_OR_KEYWORD:
+                    p = p.replace(kind=p.KEYWORD_ONLY)
             if p.kind is p.POSITIONAL_ONLY:
                 seen_posonly = True
             elif seen_posonly:
@@ -217,15 +348,15 @@ class Stub:
                 text, seen_kwonly = "*" + p.name, True
             elif p.kind is p.VAR_KEYWORD:
                 text = "**" + p.name
-            ann = None if (method and i == 0) else self.annotation(p.annotation, namespace)
             if ann:
                 text += f": {ann}"
-            if p.default is not p.empty:
-                text += " = ..." if ann else "=..."
+            if default is not None:
+                text += f" = {default}" if ann else f"={default}"
             parts.append(text)
         if seen_posonly:
             parts.append("/")
-        ret = self.annotation(sig.return_annotation, namespace)
+        if ret is None:
+            ret = self.annotation(sig.return_annotation, namespace)
         if ret is None and getattr(fn, "__name__", "") in ("__init__", "__post_init__"):
             ret = "None"
         return f"({', '.join(parts)})" + (f" -> {ret}" if ret else "")
@@ -234,11 +365,36 @@ class Stub:
                  namespace: dict | None = None) -> str:
         head = f"{indent}@{decorator}\n" if decorator else ""
         is_async = inspect.iscoroutinefunction(inspect.unwrap(fn))
-        sig = self.signature(fn, method, namespace)
         doc = _docstring(fn, fn, indent + INDENT)
-        if doc:
-            return f"{head}{indent}{'async ' if is_async else ''}def {name}{sig}:\n{doc}"
-        return f"{head}{indent}{'async ' if is_async else ''}def {name}{sig}: ...\n"
+        flag = OVERLOADS.get(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}")
+        if flag:
+            signatures = self._overloads(fn, flag, method, namespace)
+            head += f"{indent}@{self.bind('overload', typing.overload)}\n"
+        else:
+            signatures = [self.signature(fn, method, namespace)]
+        out = ""
+        for sig in signatures:
+            if doc:
+                out += f"{head}{indent}{'async ' if is_async else ''}def {name}{sig}:\n{doc}"
+            else:
+                out += f"{head}{indent}{'async ' if is_async else ''}def {name}{sig}: ...\n"
+        return out
+
+    def _overloads(self, fn, flag: str, method: bool, namespace: dict | None) -> list[str]:
+        "The signatures of `fn`'s overloads on its bool parameter `flag`: False (its default), True, any bool."
+        sig = inspect.signature(fn)
+        param = sig.parameters[flag]
+        ret = self.annotation(sig.return_annotation, getattr(inspect.unwrap(fn), "__globals__", None)
+                              or namespace or vars(self.module))
+        union = ast.parse(ret or "", mode="eval").body
+        if param.default is not False or not (isinstance(union, ast.BinOp) and isinstance(union.op, ast.BitOr)
+                                              and not isinstance(union.left, ast.BinOp)):
+            raise ValueError(f"OVERLOADS: {fn.__qualname__} needs `{flag}: bool = False` and a return "
+                             f"annotation `A | B`, got {param} and {ret}")
+        literal = self.bind("Literal", typing.Literal)
+        return [self.signature(fn, method, namespace, (flag, f"{literal}[False]", "False"), ast.unparse(union.left)),
+                self.signature(fn, method, namespace, (flag, f"{literal}[True]", None), ast.unparse(union.right)),
+                self.signature(fn, method, namespace, (flag, "bool", "False"), ret)]
 
     def klass(self, name: str, cls: type) -> str:
         namespace = vars(sys.modules[cls.__module__])
@@ -253,7 +409,8 @@ class Stub:
                 if base is object:
                     continue
                 if getattr(builtins, base.__name__, None) is base:
-                    bases.append(base.__name__)
+                    bare = self._bare_args(base)
+                    bases.append(f"{base.__name__}[{bare}]" if bare else base.__name__)
                 else:
                     bases.append(self.bind(base.__name__, base) or self.any_())
         head = f"class {name}" + (f"({', '.join(bases)})" if bases else "") + ":\n"
@@ -269,8 +426,8 @@ class Stub:
             lines.append(f"{INDENT}{attr}: {self.annotation(ann, namespace) or self.any_()}\n")
             declared.add(attr)
         # instance attributes set in the methods (`self.x = ...`), the patched methods' included
-        methods = {a for a, v in members.items() if callable(v) or isinstance(v, (property, staticmethod,
-                                                                                 classmethod))}
+        methods = {a for a, v in members.items() if callable(v) or _patched_classmethod(v) is not None
+                   or isinstance(v, (property, staticmethod, classmethod))}
         for attr in sorted(self._instance_attributes(cls) - declared - methods - set(dir(object))):
             if not attr.startswith("_"):
                 lines.append(f"{INDENT}{attr}: {self.any_()}\n")
@@ -283,9 +440,9 @@ class Stub:
                 continue
             if isinstance(value, staticmethod):
                 lines.append(self.function(attr, value.__func__, INDENT, "staticmethod", namespace=namespace))
-            elif isinstance(value, classmethod):
-                lines.append(self.function(attr, value.__func__, INDENT, "classmethod", method=True,
-                                           namespace=namespace))
+            elif isinstance(value, classmethod) or _patched_classmethod(value) is not None:
+                fn = value.__func__ if isinstance(value, classmethod) else _patched_classmethod(value)
+                lines.append(self.function(attr, fn, INDENT, "classmethod", method=True, namespace=namespace))
             elif isinstance(value, property):
                 getter = value.fget
                 ret = self.annotation(inspect.signature(getter).return_annotation,
@@ -313,6 +470,7 @@ class Stub:
         found: set[str] = set()
         for value in cls.__dict__.values():
             fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+            fn = _patched_classmethod(fn) or fn
             fn = fn.fget if isinstance(fn, property) else fn
             if not inspect.isfunction(fn) and not hasattr(fn, "__wrapped__"):
                 continue
