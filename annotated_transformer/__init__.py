@@ -13,9 +13,9 @@ __version__ = "0.2.0"
 
 from .architecture import draw_architecture, you_are_here
 from .checks import check_int, check_probability, check_special_ids, check_token_ids
-from .attention import attention, check_mask, fused_attention
+from .attention import attention, check_2d_mask, check_mask, fused_attention
 from .masking import causal_mask, padding_mask, target_mask
-from .multihead import MultiHeadAttention, check_2d_mask, check_heads, keep_attention_weights
+from .multihead import MultiHeadAttention, check_heads, keep_attention_weights
 from .positional import LearnedPositionalEncoding, PositionalEncoding, check_positions, sinusoidal_encoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
 from .model import (Decoder, DecoderLayer, Embeddings, Encoder, EncoderDecoder, EncoderLayer, Generator,
@@ -73,9 +73,9 @@ __all__ = [
     "draw_architecture", "you_are_here",
     "check_int", "check_probability", "check_special_ids", "check_token_ids",
     # 02 attention (the module, callable as its function: above), 03 masking, 04 multi-head attention
-    "attention", "check_mask", "fused_attention",
+    "attention", "check_2d_mask", "check_mask", "fused_attention",
     "causal_mask", "padding_mask", "target_mask",
-    "MultiHeadAttention", "check_2d_mask", "check_heads", "keep_attention_weights",
+    "MultiHeadAttention", "check_heads", "keep_attention_weights",
     # 05 positional encoding, 06 sublayers
     "LearnedPositionalEncoding", "PositionalEncoding", "check_positions", "sinusoidal_encoding",
     "AddAndNorm", "PositionwiseFeedForward",

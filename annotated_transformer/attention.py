@@ -12,20 +12,40 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 # %% auto #0
-__all__ = ['check_mask', 'attention', 'fused_attention']
+__all__ = ['check_2d_mask', 'check_mask', 'attention', 'fused_attention']
 
 # %% ../nbs/02_attention.ipynb #eb5e534d
+def check_2d_mask(
+    mask,  # the mask given
+    b: int,  # batch size: sequences in the batch
+    n: int,  # queries per sequence
+    m: int,  # keys per sequence
+    rank: int = 3,  # dimensions of the masks the caller takes (3: (batch, 1|n, m))
+) -> None:
+    "Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys)."
+    if isinstance(mask, Tensor) and mask.dim() == 2 and b > 1 and mask.size(0) == b:
+        ones = (1,) * (rank - 2)
+        raise ValueError(
+            f"a 2-D mask of shape {tuple(mask.shape)} is ambiguous with a batch of "
+            f"{b}: pass a key-padding mask as (batch, {'1, ' * (rank - 2)}n_keys) = "
+            f"{(b, *ones, m)} and a mask over query/key positions as "
+            f"({'1, ' * (rank - 2)}n_queries, n_keys) = {(*ones, n, m)} "
+            "(2-D, (n_queries, n_keys), only when n_queries is not the batch size)")
+
+
 def check_mask(
     mask: Tensor,  # bool, True = may attend; must broadcast to `scores_shape`
     # shape of the attention scores, (..., n_queries, n_keys)
     scores_shape: tuple[int, ...] | torch.Size,
 ) -> None:
     ("Raise a clear error unless `mask` is a bool tensor that broadcasts to "
-     "`scores_shape`.")
+     "`scores_shape`, and is not a 2-D mask that could be read two ways.")
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"mask must be a bool tensor (True = may attend), got {got}")
     shape = tuple(scores_shape)
+    if len(shape) > 2:  # the first axis is the batch
+        check_2d_mask(mask, shape[0], *shape[-2:], rank=len(shape))
     fits = mask.dim() <= len(shape) and all(
         m in (1, s) for m, s in zip(reversed(mask.shape), reversed(shape)))
     if not fits:

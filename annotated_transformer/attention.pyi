@@ -5,10 +5,21 @@
 import torch
 from torch import Tensor, nn
 
-__all__ = ['check_mask', 'attention', 'fused_attention']
+__all__ = ['check_2d_mask', 'check_mask', 'attention', 'fused_attention']
+
+def check_2d_mask(mask, b: int, n: int, m: int, rank: int = 3) -> None:
+    """Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys).
+
+    Parameters:
+    - mask: the mask given
+    - b: batch size: sequences in the batch
+    - n: queries per sequence
+    - m: keys per sequence
+    - rank: dimensions of the masks the caller takes (3: (batch, 1|n, m))
+    """
 
 def check_mask(mask: Tensor, scores_shape: tuple[int, ...] | torch.Size) -> None:
-    """Raise a clear error unless `mask` is a bool tensor that broadcasts to `scores_shape`.
+    """Raise a clear error unless `mask` is a bool tensor that broadcasts to `scores_shape`, and is not a 2-D mask that could be read two ways.
 
     Parameters:
     - mask: bool, True = may attend; must broadcast to `scores_shape`

@@ -22,9 +22,9 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 from torch import Tensor, nn
 
-from .attention import check_mask
+from .attention import check_2d_mask, check_mask
 from .checks import check_int, check_probability, check_token_ids
-from .multihead import MultiHeadAttention, check_2d_mask
+from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEncoding
 from .positional import PositionalEncoding
 from .sublayers import AddAndNorm, PositionwiseFeedForward
@@ -78,8 +78,9 @@ class DecoderLayer(nn.Module):
     def forward(self, x: Tensor, memory: Tensor, src_mask=None, tgt_mask=None,
                 cache: tuple | None = None, is_causal: bool = False) -> Tensor:
         m, (c_self, c_src) = memory, (None, None) if cache is None else cache
+        causal = is_causal or tgt_mask is None  # no tgt_mask: causal, never unmasked
         x = self.sublayer[0](x, lambda x: self.self_attn(
-            x, x, x, tgt_mask, cache=c_self, is_causal=is_causal))
+            x, x, x, tgt_mask, cache=c_self, is_causal=causal))
         x = self.sublayer[1](x, lambda x: self.src_attn(x, m, m, src_mask, cache=c_src))
         return self.sublayer[2](x, self.feed_forward)
 

@@ -11,11 +11,12 @@ import torch
 from fastcore.basics import patch
 from torch import Tensor, nn
 
-from .attention import attention, check_mask, fused_attention
+from .attention import (attention, check_2d_mask, check_mask,
+                                             fused_attention)
 from .checks import check_probability
 
 # %% auto #0
-__all__ = ['check_heads', 'MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
+__all__ = ['check_heads', 'MultiHeadAttention', 'keep_attention_weights']
 
 # %% ../nbs/04_multihead.ipynb #f995504b
 def check_heads(h: int, d_model: int, d_k: int | None) -> None:
@@ -84,15 +85,6 @@ def _check_inputs(self: MultiHeadAttention, query: Tensor, key: Tensor, value: T
                          f"got {key.size(1)} and {value.size(1)}")
 
 
-def check_2d_mask(mask, b: int, n: int, m: int) -> None:
-    "Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys)."
-    if isinstance(mask, Tensor) and mask.dim() == 2 and b > 1 and mask.size(0) == b:
-        raise ValueError(
-            f"a 2-D mask of shape {tuple(mask.shape)} is ambiguous with a batch of "
-            f"{b}: pass a key-padding mask as (batch, 1, n_keys) = ({b}, 1, {m}) and a "
-            f"mask over query/key positions as (1, n_queries, n_keys) = (1, {n}, {m}) "
-            "(2-D, (n_queries, n_keys), only when n_queries is not the batch size)")
-
 # %% ../nbs/04_multihead.ipynb #f3094df0
 @patch
 def split_heads(self: MultiHeadAttention, x: Tensor, width: int) -> Tensor:
@@ -130,8 +122,10 @@ def _head_mask(self: MultiHeadAttention, mask, b: int, n: int, m: int, is_causal
             check_mask(mask, (b, n, m))
             mask = mask.unsqueeze(1)  # (b, 1|n, m) -> (b, 1, 1|n, m): every head
         check_mask(mask, (b, self.h, n, m))
+    if is_causal and n == 1:  # one query, at the last position: it sees every key
+        is_causal = False
     if is_causal and (n != m or not self.fused or self.keep_weights):
-        causal = self.w_o.weight.new_ones(n, m, dtype=torch.bool).tril(m - n)
+        causal = self.w_o.weight.new_ones(1, 1, n, m, dtype=torch.bool).tril(m - n)
         return (causal if mask is None else mask & causal), False
     return mask, is_causal
 

@@ -6,7 +6,7 @@ from torch import Tensor, nn
 from torch.nn import Module
 from typing import Any
 
-__all__ = ['check_heads', 'MultiHeadAttention', 'check_2d_mask', 'keep_attention_weights']
+__all__ = ['check_heads', 'MultiHeadAttention', 'keep_attention_weights']
 
 def check_heads(h: int, d_model: int, d_k: int | None) -> None:
     """Refuse head counts and widths that cannot split d_model."""
@@ -57,9 +57,6 @@ class MultiHeadAttention(Module):
         - is_causal: True: no query sees a later key (also with `mask`)
         - returns: (b, n, d_model)
         """
-
-def check_2d_mask(mask, b: int, n: int, m: int) -> None:
-    """Refuse a 2-D mask that could be (batch, keys) as well as (queries, keys)."""
 
 def keep_attention_weights(model: nn.Module):
     """Context manager: `keep_weights=True` on every `MultiHeadAttention` in `model`.

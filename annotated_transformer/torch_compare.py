@@ -10,6 +10,7 @@ from typing import Callable
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -133,22 +134,78 @@ class TorchTransformer(nn.Module):
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
 # %% ../nbs/B_torch_compare.ipynb #15c7723a
-def _check_stacks(transformer: nn.Transformer, config: TransformerConfig) -> None:
-    "Refuse an nn.Transformer whose layers ours cannot hold, in one line."
-    enc, dec = transformer.encoder.layers, transformer.decoder.layers
-    first = enc[0]
+def _one(values: list):
+    "The value all of `values` share, else all of them (which no single setting matches)."
+    return values[0] if len(set(values)) == 1 else tuple(values)
+
+
+def _settings(layer: nn.Module) -> dict:
+    "The constructor settings of an nn.TransformerEncoderLayer or DecoderLayer, read off its modules."
+    act, children = layer.activation, dict(layer.named_children())
+    norms = [m for name, m in children.items() if name.startswith("norm")]
+    attns = [m for m in children.values() if isinstance(m, nn.MultiheadAttention)]
+    biases = [layer.linear1.bias, layer.linear2.bias, *(n.bias for n in norms),
+              *(b for a in attns for b in (a.in_proj_bias, a.out_proj.bias))]
+    return dict(
+        d_model=layer.self_attn.embed_dim, h=layer.self_attn.num_heads,
+        d_ff=layer.linear1.out_features, norm_first=layer.norm_first,
+        activation="relu" if act is F.relu or isinstance(act, nn.ReLU)
+        else getattr(act, "__name__", type(act).__name__),
+        bias=all(b is not None for b in biases),
+        layer_norm_eps=_one([n.eps for n in norms]),
+        # dropout1, 2 (and 3): each sublayer's output; dropout: the feed-forward hidden layer
+        dropout=_one([m.p for name, m in children.items()
+                      if name.startswith("dropout") and name != "dropout"]),
+        inner=_one([layer.dropout.p, *(a.dropout for a in attns)]))
+
+# %% ../nbs/B_torch_compare.ipynb #3b7d21c4
+def _check_stacks(transformer: nn.Transformer, ours: EncoderDecoder) -> None:
+    ("Refuse, in one line that names the setting, an nn.Transformer that our model cannot hold "
+     "exactly. The rest is copied (the weights, the final norms) or changes no weight (batch_first).")
+    config, kinds = ours.config, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
+    stacks = [getattr(stack, "layers", None) for stack in (transformer.encoder, transformer.decoder)]
+    if any(layers is None or any(type(layer) is not kind for layer in layers)
+           for layers, kind in zip(stacks, kinds)):
+        raise ValueError("custom_encoder/custom_decoder: ours copies stacks of "
+                         "nn.TransformerEncoderLayer and nn.TransformerDecoderLayer only")
+    (enc, dec), first = stacks, stacks[0][0]
     theirs = dict(N=len(enc), d_model=first.self_attn.embed_dim, h=first.self_attn.num_heads,
                   d_ff=first.linear1.out_features, norm_first=first.norm_first)
-    ours = {k: getattr(config, k) for k in theirs}
-    if theirs != ours or len(dec) != len(enc):
+    mine = {k: getattr(config, k) for k in theirs}
+    if theirs != mine or len(dec) != len(enc):
         raise ValueError(f"the nn.Transformer has {theirs} ({len(dec)} decoder layers), "
-                         f"our model {ours}")
-    if getattr(first, "activation_relu_or_gelu", 1) != 1:
-        raise ValueError("our feed-forward network uses ReLU (§3.3); this nn.Transformer does not")
-    if first.self_attn.in_proj_bias is None or first.linear1.bias is None:
-        raise ValueError("our layers have biases; this nn.Transformer was built with bias=False")
+                         f"our model {mine}")
+    eps = ours.encoder.layers[0].sublayer[0].norm.eps  # AddAndNorm's; no config field sets it
+    inner = config.dropout if config.inner_dropout else 0.0
+    for s in map(_settings, [*enc, *dec]):
+        for name in ("d_model", "h", "d_ff", "norm_first"):
+            if s[name] != mine[name]:
+                raise ValueError(f"{name}={s[name]!r} in a layer of the nn.Transformer, "
+                                 f"{mine[name]!r} in its first layer and in our model")
+        if s["activation"] != "relu":
+            raise ValueError(f"activation={s['activation']!r}: our feed-forward network uses ReLU "
+                             "(§3.3)")
+        if not s["bias"]:
+            raise ValueError("bias=False: our layers have biases (in the attention projections, "
+                             "the feed-forward network and LayerNorm)")
+        if s["layer_norm_eps"] != eps:
+            raise ValueError(f"layer_norm_eps={s['layer_norm_eps']}: our LayerNorms use eps={eps}, "
+                             "which no TransformerConfig field changes; build the nn.Transformer "
+                             f"with layer_norm_eps={eps}")
+        if s["dropout"] != config.dropout:
+            raise ValueError(f"dropout={s['dropout']}: our model drops {config.dropout} of each "
+                             f"sublayer's output; build into= with dropout={s['dropout']}")
+        if s["inner"] != inner:
+            raise ValueError(f"dropout={s['inner']} on the attention weights and the feed-forward "
+                             f"hidden layer, {inner} in our model (inner_dropout="
+                             f"{config.inner_dropout}): build into= with inner_dropout=True, or "
+                             "call paper_dropouts_only(transformer) first")
+    theirs_dtype, ours_dtype = next(transformer.parameters()).dtype, next(ours.parameters()).dtype
+    if theirs_dtype != ours_dtype:
+        raise ValueError(f"dtype={theirs_dtype}: our model holds {ours_dtype}; convert one of the "
+                         "two first (.to(dtype)), so that no weight is rounded in the copy")
 
-
+# %% ../nbs/B_torch_compare.ipynb #6a0f58e2
 def _final_norm_like(like: nn.Module | None) -> nn.Module:
     "A copy of the final LayerNorm `like` (nn.Identity if there is none)."
     if not isinstance(like, nn.LayerNorm):
@@ -218,7 +275,7 @@ def torch_to_ours(
                               if k.startswith(("src_embed.", "tgt_embed.", "generator."))},
                              strict=False)
         transformer = model.transformer
-    _check_stacks(transformer, ours.config)
+    _check_stacks(transformer, ours)
     _copy_stacks(transformer, ours, to_ours=True)
     return ours.eval()
 

@@ -28,6 +28,8 @@ def random_case(seed: int, fully_masked: bool = True):
     keep = r(2, len(scores_shape))                       # keep the last `keep` dims (at least query, key)
     mshape = [s if torch.rand(1, generator=g) < 0.6 else 1 for s in scores_shape[-keep:]]
     mask = torch.rand(*mshape, generator=g) < 0.7
+    if mask.dim() == 2 and batch and batch[0] == mask.size(0) > 1:
+        mask = mask.unsqueeze(0)  # a 2-D (n, m) mask with batch n is refused: give it its axes
     if fully_masked and mshape[-2] > 1 and seed % 3 == 0:
         mask[..., 0, :] = False                            # query 0 may attend nowhere
     return q, k, v, mask
@@ -258,13 +260,41 @@ def test_errors_in_both_paths(fn):
         fn(torch.randn(4), k, v)
 
 
+@pytest.mark.parametrize("fn", [attention, fused_attention])
+def test_a_2d_mask_with_the_batch_size_is_refused(fn):
+    """Issue 61: a (B, T) key-padding mask with B == T used to be read as (T_q, T_k), a wrong result without a word.
+    Both paths now refuse it, as MultiHeadAttention does, naming the shapes that say what is meant."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(4, 4, 8, generator=g, dtype=DT) for _ in range(3))
+    pad = torch.ones(4, 4, dtype=torch.bool)
+    pad[1, 2:] = pad[3, 1:] = False                       # sentences 1 and 3 end in padding
+    with pytest.raises(ValueError, match=r"2-D mask of shape \(4, 4\) is ambiguous with a batch of 4: "
+                                         r"pass a key-padding mask as \(batch, 1, n_keys\) = \(4, 1, 4\)"):
+        fn(q, k, v, pad)
+    heads = q[:, None].expand(4, 2, 4, 8)                # (batch, heads, ...): the message gives 4-D shapes
+    with pytest.raises(ValueError, match=r"\(batch, 1, 1, n_keys\) = \(4, 1, 1, 4\)"):
+        fn(heads, heads, heads, pad)
+    # the shapes the message asks for give the right results: key padding, and (n_queries, n_keys)
+    out = fn(q, k, v, pad[:, None])
+    out = out[0] if fn is attention else out
+    for i, n_real in enumerate(pad.sum(-1).tolist()):  # each sentence alone, without its padding keys
+        torch.testing.assert_close(out[i], attention(q[i], k[i, :n_real], v[i, :n_real])[0], **TOL)
+    tril = torch.ones(4, 4, dtype=torch.bool).tril()
+    explicit = fn(q, k, v, tril[None])
+    torch.testing.assert_close(explicit[0] if fn is attention else explicit,
+                               attention(q, k, v, tril.expand(4, 4, 4))[0], **TOL)
+    # 2-D stays (n_queries, n_keys) where it cannot be read two ways: batch 1, or n_queries != batch
+    fn(q[:1], k[:1], v[:1], tril)
+    fn(q[:, :3], k, v, tril[:3])
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_is_causal_means_the_causal_mask(seed):
     "is_causal=True (no mask tensor, the kernel's own rule) equals the explicit causal mask, with a padding mask too."
     g = torch.Generator().manual_seed(seed)
     b, h, n, d = (int(torch.randint(lo, hi, (1,), generator=g)) for lo, hi in ((1, 4), (1, 4), (1, 9), (2, 9)))
     q, k, v = (torch.randn(b, h, n, d, generator=g, dtype=DT) for _ in range(3))
-    tril = torch.ones(n, n, dtype=torch.bool).tril()
+    tril = torch.ones(1, 1, n, n, dtype=torch.bool).tril()
     keep = torch.rand(b, 1, 1, n, generator=g) < 0.7  # padding keys; some rows may lose every key
     for mask, explicit in ((None, tril), (keep, keep & tril)):
         out = fused_attention(q, k, v, mask, is_causal=True)

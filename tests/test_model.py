@@ -212,6 +212,32 @@ def test_a_missing_tgt_mask_means_the_causal_mask(arch):
             assert not torch.allclose(seeing, model(src, tgt, src_mask, everywhere)[:, :t])
 
 
+@pytest.mark.parametrize("positional", ["sinusoidal", "rope", "relative"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_the_decoder_and_its_layers_read_no_tgt_mask_as_causal(positional, keep):
+    """Issue 61: `model.decoder(...)` and `DecoderLayer` with tgt_mask=None used to attend to every position (a later
+    token changed earlier outputs by 0.56-0.72), while EncoderDecoder.decode was causal. One rule now: None = causal."""
+    model = small_model(positional=positional)
+    gen = torch.Generator().manual_seed(11)
+    src, tgt = random_batch(gen, 3, 6, 8, 17)
+    src_mask = padding_mask(src, PAD)
+    causal, everywhere = causal_mask(8), torch.ones(1, 8, 8, dtype=torch.bool)
+    with torch.no_grad(), (keep_attention_weights(model) if keep else contextlib.nullcontext()):
+        memory, y = model.encode(src, src_mask), model.tgt_embed(tgt)
+        changed = y.clone()
+        changed[:, 5:] = torch.randn(3, 3, y.size(-1), generator=gen, dtype=y.dtype)  # positions 5-7 change
+        layer = model.decoder.layers[0]
+        for run in (lambda x, *m: model.decoder(x, memory, src_mask, *m),
+                    lambda x, *m: layer(x, memory, src_mask, *m)):
+            out = run(y)
+            torch.testing.assert_close(run(y, None), out, atol=0, rtol=0)
+            torch.testing.assert_close(out, run(y, causal), atol=1e-12, rtol=0)
+            torch.testing.assert_close(run(changed)[:, :5], out[:, :5], atol=1e-12, rtol=0)
+            assert not torch.allclose(run(changed, everywhere)[:, :5], run(y, everywhere)[:, :5])
+        torch.testing.assert_close(model.decoder(y, memory, src_mask), model.decode(memory, src_mask, tgt),
+                                   atol=0, rtol=0)
+
+
 def test_an_ambiguous_2d_mask_is_refused_with_its_name():
     "A (batch, tgt_len) padding mask of a batch of 2 targets of 2 tokens would pass as (queries, keys): refused."
     model = small_model()

@@ -173,6 +173,80 @@ def test_raw_converter_refuses_what_ours_cannot_hold():
         torch_to_ours(TorchTransformer(40, 40, N=2, d_model=32, d_ff=64, h=4), into=ours)
 
 
+def _raw(**settings):
+    "A small float64 nn.Transformer (the sizes of `_small_ours`) with its weights moved off their initial values."
+    torch.manual_seed(3)
+    raw = torch.nn.Transformer(32, 4, 2, 2, 64, **{"dropout": 0.0, "batch_first": True, **settings}).double()
+    _perturbed(raw)
+    return raw
+
+
+def _small_ours(**settings):
+    torch.manual_seed(4)
+    ours = make_model(40, 40, N=2, d_model=32, d_ff=64, h=4, **{"dropout": 0.0, **settings}).double()
+    _perturbed(ours)
+    return ours
+
+
+def _log_probs(ours, raw, batch_first=True):
+    "Log-probabilities at the real target positions: ours, and the raw nn.Transformer's stacks between our ends."
+    from annotated_transformer.masking import causal_mask
+    b = make_batch([([5, 6, 7, 9, 11], [8, 9]), ([5], [8, 9, 10, 11, 12])])
+    real = b.tgt_out != 0
+    x, y = ours.src_embed(b.src), ours.tgt_embed(b.tgt_in)
+    flip = (lambda t: t) if batch_first else (lambda t: t.transpose(0, 1))
+    states = flip(raw(flip(x), flip(y), tgt_mask=~causal_mask(y.size(1))[0], src_key_padding_mask=b.src == 0,
+                      memory_key_padding_mask=b.src == 0))
+    return ours.generator(states)[real], ours.generator(ours(b.src, b.tgt_in, b.src_mask, b.tgt_mask))[real]
+
+
+@pytest.mark.parametrize("settings, into, match", [
+    (dict(layer_norm_eps=1e-6), {}, r"^layer_norm_eps=1e-06: our LayerNorms use eps=1e-05"),
+    (dict(activation="gelu"), {}, r"^activation='gelu': our feed-forward network uses ReLU"),
+    (dict(activation=torch.nn.functional.silu), {}, r"^activation='silu'"),
+    (dict(bias=False), {}, r"^bias=False: our layers have biases"),
+    (dict(dropout=0.1), dict(dropout=0.1), r"^dropout=0.1 on the attention weights .*\(inner_dropout=False\)"),
+    (dict(dropout=0.1), dict(dropout=0.1, inner_dropout=True, dtype=torch.float32), r"^dtype=torch.float64: our model holds torch.float32"),
+    (dict(dropout=0.2), dict(dropout=0.1, inner_dropout=True), r"^dropout=0.2: our model drops 0.1 of each sublayer's output"),
+    (dict(custom_encoder=torch.nn.Identity()), {}, r"^custom_encoder/custom_decoder: ours copies stacks of"),
+])
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+def test_raw_converter_refuses_each_setting_it_cannot_carry(settings, into, match):
+    """Issue 61: nn.Transformer(layer_norm_eps=1e-6) was accepted without a word (log-probabilities off by 8e-7, eps
+    1e-6 and 1e-5 mixed). Each setting our model cannot hold now fails in one line that names it and its value."""
+    dtype = into.pop("dtype", torch.float64)
+    ours = _small_ours(**into).to(dtype)
+    with pytest.raises(ValueError, match=match):
+        torch_to_ours(_raw(**settings), into=ours)
+
+
+def test_raw_converter_checks_every_layer():
+    "A setting changed in one layer of one stack (here the last decoder layer's third LayerNorm) is refused too."
+    raw = _raw()
+    raw.decoder.layers[1].norm3.eps = 1e-6
+    with pytest.raises(ValueError, match=r"^layer_norm_eps=\(1e-05, 1e-05, 1e-06\)"):
+        torch_to_ours(raw, into=_small_ours())
+    raw = _raw()
+    raw.encoder.layers[1].linear2.bias = None
+    with pytest.raises(ValueError, match=r"^bias=False"):
+        torch_to_ours(raw, into=_small_ours())
+
+
+@pytest.mark.parametrize("settings, into", [
+    (dict(activation=torch.nn.ReLU()), {}),                               # the module, not the string
+    (dict(batch_first=False), {}),                                        # no weight depends on it
+    (dict(dropout=0.1, norm_first=True), dict(dropout=0.1, inner_dropout=True, norm_first=True)),
+    (dict(layer_norm_eps=1e-5), {}),                                      # ours, said out loud
+])
+def test_raw_converter_carries_the_settings_it_accepts(settings, into):
+    "What the converter accepts it copies: the same log-probabilities in float64, to 1e-12."
+    raw, ours = _raw(**settings), _small_ours(**into)
+    assert torch_to_ours(raw, into=ours) is ours
+    with torch.no_grad():
+        theirs, mine = _log_probs(ours, raw, settings.get("batch_first", True))
+    torch.testing.assert_close(theirs, mine, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("positional", ["rope", "relative"])
 def test_the_torch_architecture_refuses_positions_inside_attention(positional):
     "nn.MultiheadAttention has no place for rotary or relative positions: refused in one line, not built without them."
