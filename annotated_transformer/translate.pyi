@@ -26,7 +26,7 @@ class Translator:
     use_cache: Any
     def __init__(self, path: str | os.PathLike, avg: int = ..., tokenizer: str | os.PathLike | None = ..., device: str | torch.device | None = ..., convert: bool = ...) -> None:
         """Parameters:
-        - path: a run directory (newest checkpoint) or a checkpoint file
+        - path: a run directory (newest checkpoint), a checkpoint file or a save_pretrained folder
         - avg: average the weights of the last `avg` checkpoints of the run (§6.1: 5 for the base model)
         - tokenizer: default: OUT/tokenizer.model, written by `--data corpus`
         - device: "auto": the best device present
@@ -62,7 +62,7 @@ class Translator:
         """
     from_model: _clsmethod
     def save_pretrained(self, folder: str | os.PathLike) -> Path:
-        """Write model.safetensors (tied weights stored once), config.json and tokenizer.model into `folder`; `Translator.from_pretrained` reads them."""
+        """Write tokenizer.model, then the model as chapter 07's `save_pretrained` does (model.safetensors, config.json) into `folder`; `Translator.from_pretrained` reads them."""
     from_pretrained: _clsmethod
 CONFIG_FILE: str
 WEIGHTS_FILE: str
