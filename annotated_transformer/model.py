@@ -8,7 +8,7 @@ __all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'IN
            'Decoder', 'Generator', 'EncoderDecoder', 'positional_kinds', 'positional_encoding', 'self_attention',
            'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model',
            'count_parameters', 'transformer_parameter_count', 'weights_misfit', 'write_pretrained',
-           'read_pretrained_config', 'read_pretrained_weights']
+           'read_pretrained_config', 'read_pretrained_weights', 'read_pretrained']
 
 # %% ../nbs/07_model.ipynb #8d3aef5a
 import copy
@@ -185,24 +185,14 @@ class EncoderDecoder(nn.Module):
     def forward(self, src, tgt, src_mask, tgt_mask=None) -> Tensor:  # decoder states
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
-    # a folder of config.json and model.safetensors: "Saving and loading", below
+    # a folder of config.json and model.safetensors ("Saving and loading", below)
     def save_pretrained(self, folder: str | os.PathLike) -> Path:
-        "Write config.json and model.safetensors into `folder`; `from_pretrained` reads them."
         return write_pretrained(self, folder)
 
     @classmethod
     def from_pretrained(cls, folder: str | os.PathLike,
                         device: str | torch.device = "cpu") -> "EncoderDecoder":
-        "The model `save_pretrained` wrote into `folder`, in eval mode (no pickle is read)."
-        config, source = read_pretrained_config(folder), Path(folder) / PRETRAINED_CONFIG
-        values = dict(config["model_config"])
-        if (arch := values.pop("arch", "ours")) != "ours":
-            raise ValueError(f"{source} describes an --arch {arch} model, not an EncoderDecoder: "
-                             "load it with Translator.from_pretrained (chapter 22)")
-        values = upgrade_model_config(values, str(source))  # names of earlier releases
-        model = make_model_from_config(TransformerConfig.from_dict(values, str(source)))
-        model = model.to(PRETRAINED_DTYPES[config.get("dtype", "float32")])
-        return read_pretrained_weights(model, folder).to(device).eval()
+        return read_pretrained(folder, device)
 
 # %% ../nbs/07_model.ipynb #d71825ba
 # config.positional -> the module that adds positions to the embeddings; chapter 26
@@ -558,3 +548,16 @@ def read_pretrained_weights(model: nn.Module, folder: str | os.PathLike) -> nn.M
         raise ValueError(f"{path}: cannot load it into the model of {PRETRAINED_CONFIG} ({why})")
     model.load_state_dict(state)
     return model
+
+
+def read_pretrained(folder: str | os.PathLike, device: str | torch.device = "cpu") -> EncoderDecoder:
+    "`EncoderDecoder.from_pretrained`: the model that save_pretrained wrote into `folder`, in eval mode."
+    config, source = read_pretrained_config(folder), Path(folder) / PRETRAINED_CONFIG
+    values = dict(config["model_config"])
+    if (arch := values.pop("arch", "ours")) != "ours":
+        raise ValueError(f"{source} describes an --arch {arch} model, not an EncoderDecoder: "
+                         "load it with Translator.from_pretrained (chapter 22)")
+    values = upgrade_model_config(values, str(source))  # names of earlier releases (appendix E)
+    model = make_model_from_config(TransformerConfig.from_dict(values, str(source)))
+    model = model.to(PRETRAINED_DTYPES[config.get("dtype", "float32")])
+    return read_pretrained_weights(model, folder).to(device).eval()

@@ -10,7 +10,7 @@ from torch import Tensor
 from torch.nn import Module, ModuleList
 from typing import Any
 
-__all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'INITS', 'PRETRAINED_CONFIG', 'PRETRAINED_WEIGHTS', 'PRETRAINED_FORMATS', 'PRETRAINED_DTYPES', 'Embeddings', 'clones', 'EncoderLayer', 'DecoderLayer', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder', 'positional_kinds', 'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'transformer_parameter_count', 'weights_misfit', 'write_pretrained', 'read_pretrained_config', 'read_pretrained_weights']
+__all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'INITS', 'PRETRAINED_CONFIG', 'PRETRAINED_WEIGHTS', 'PRETRAINED_FORMATS', 'PRETRAINED_DTYPES', 'Embeddings', 'clones', 'EncoderLayer', 'DecoderLayer', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder', 'positional_kinds', 'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'transformer_parameter_count', 'weights_misfit', 'write_pretrained', 'read_pretrained_config', 'read_pretrained_weights', 'read_pretrained']
 
 class Embeddings(Module):
     """Learned token embeddings multiplied by $\\sqrt{d_{model}}$ (§3.4)."""
@@ -90,11 +90,9 @@ class EncoderDecoder(Module):
         """Parameters:
         - returns: decoder states
         """
-    def save_pretrained(self, folder: Any) -> Path:
-        """Write config.json and model.safetensors into `folder`; `from_pretrained` reads them."""
+    def save_pretrained(self, folder: Any) -> Path: ...
     @classmethod
-    def from_pretrained(cls, folder: Any, device: Any = ...) -> EncoderDecoder:
-        """The model `save_pretrained` wrote into `folder`, in eval mode (no pickle is read)."""
+    def from_pretrained(cls, folder: Any, device: Any = ...) -> EncoderDecoder: ...
 POSITIONAL_ENCODINGS: Any
 SELF_ATTENTIONS: Any
 POSITION_PARAMETERS: Any
@@ -181,3 +179,6 @@ def read_pretrained_config(folder: Any) -> dict:
 
 def read_pretrained_weights(model: Module, folder: Any) -> Module:
     """Load the folder's model.safetensors into `model` (a tied matrix, stored once, fills every name it has); weights that do not fit: one line naming the key and both shapes."""
+
+def read_pretrained(folder: Any, device: Any = ...) -> EncoderDecoder:
+    """`EncoderDecoder.from_pretrained`: the model that save_pretrained wrote into `folder`, in eval mode."""

@@ -188,11 +188,13 @@ def train_tokenizer(
         bound = (re.findall(r"\d+", str(e).split("]")[-1]) or ["?"])[-1]  # "300 vs 333", "<= 514"
         how = f"(on the command line: --data-option vocab_size={bound})"
         if "smaller than required_chars" in str(e):  # the characters alone need more pieces
-            raise ValueError(f"vocab_size={vocab_size} is too small for this training text: its "
-                             f"characters, specials and byte pieces need {bound}; raise it {how}") from None
+            raise ValueError(f"vocab_size={vocab_size} is too small for this training text: "
+                             f"its characters, specials and byte pieces need {bound}; "
+                             f"raise it {how}") from None
         if "Vocabulary size" in str(e):
             raise ValueError(f"vocab_size={vocab_size} is too large for this training text "
-                             f"({len(texts):,} sentences): lower it to {bound} at most {how}") from None
+                             f"({len(texts):,} sentences): lower it to {bound} at most {how}"
+                             ) from None
         raise
     tok = Tokenizer(model.getvalue())
     if out_path is not None:

@@ -64,7 +64,7 @@ class Translator:
         convert: bool = True,
     ):
         path = Path(path)
-        if (path / WEIGHTS_FILE).is_file():  # a folder written by save_pretrained (below)
+        if (path / PRETRAINED_WEIGHTS).is_file():  # a folder of save_pretrained (below)
             model, tok_path, corpus = _pretrained_parts(path, tokenizer, avg)
             self.checkpoints, self.run_dir, self.avg = [], path, 1
         else:  # the newest checkpoint, or the last `avg` to average
@@ -262,7 +262,7 @@ def from_model(
 # %% ../nbs/22_translate.ipynb #6ad03cdc
 @patch
 def save_pretrained(self: Translator, folder: str | os.PathLike) -> Path:
-    ("Write tokenizer.model, then the model as chapter 07's `save_pretrained` does "
+    ("Write tokenizer.model, then the model with chapter 07's `write_pretrained` "
      "(model.safetensors, config.json) into `folder`; `Translator.from_pretrained` reads them.")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -277,7 +277,8 @@ def _pretrained_parts(
     tokenizer: str | os.PathLike | None = None,  # default: folder/tokenizer.model
     avg: int = 1,  # Translator's avg: a folder holds one set of weights
 ) -> tuple[nn.Module, Path, dict]:
-    "(the model, the tokenizer file, the corpus record) of a save_pretrained folder; one-line errors."
+    ("(the model, the tokenizer file, the corpus record) of a save_pretrained folder; "
+     "one-line errors.")
     if avg != 1:
         raise ValueError(f"{folder} was written by save_pretrained: one set of weights, no "
                          f"checkpoints to average (avg={avg}; on the command line --avg)")

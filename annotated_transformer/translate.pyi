@@ -62,7 +62,7 @@ class Translator:
         """
     from_model: _clsmethod
     def save_pretrained(self, folder: str | os.PathLike) -> Path:
-        """Write tokenizer.model, then the model as chapter 07's `save_pretrained` does (model.safetensors, config.json) into `folder`; `Translator.from_pretrained` reads them."""
+        """Write tokenizer.model, then the model with chapter 07's `write_pretrained` (model.safetensors, config.json) into `folder`; `Translator.from_pretrained` reads them."""
     from_pretrained: _clsmethod
 CONFIG_FILE: str
 WEIGHTS_FILE: str
