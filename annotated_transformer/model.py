@@ -185,14 +185,14 @@ class EncoderDecoder(nn.Module):
     def forward(self, src, tgt, src_mask, tgt_mask=None) -> Tensor:  # decoder states
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
-    # a folder of config.json and model.safetensors ("Saving and loading", below)
     def save_pretrained(self, folder: str | os.PathLike) -> Path:
+        "Write config.json and model.safetensors into `folder` (see below)."
         return write_pretrained(self, folder)
 
     @classmethod
     def from_pretrained(cls, folder: str | os.PathLike,
                         device: str | torch.device = "cpu") -> "EncoderDecoder":
-        return read_pretrained(folder, device)
+        return read_pretrained(folder, device)  # in eval mode
 
 # %% ../nbs/07_model.ipynb #d71825ba
 # config.positional -> the module that adds positions to the embeddings; chapter 26

@@ -90,7 +90,8 @@ class EncoderDecoder(Module):
         """Parameters:
         - returns: decoder states
         """
-    def save_pretrained(self, folder: Any) -> Path: ...
+    def save_pretrained(self, folder: Any) -> Path:
+        """Write config.json and model.safetensors into `folder` (see below)."""
     @classmethod
     def from_pretrained(cls, folder: Any, device: Any = ...) -> EncoderDecoder: ...
 POSITIONAL_ENCODINGS: Any
