@@ -21,6 +21,7 @@ import torch
 from torch import Tensor, nn
 
 from .checks import check_int
+from .model import weights_misfit
 from .train_config import build_model, unwrap
 
 # %% auto #0
@@ -312,35 +313,6 @@ def safe_torch_load(path: str | Path, map_location: str | torch.device = "cpu") 
         why = "not a PyTorch checkpoint file"
     raise ValueError(f"damaged or not a checkpoint: {path} ({why})") from None
 
-# %% ../nbs/17_checkpoints.ipynb #e86346ec
-def _misfit(model: nn.Module, state: dict, shown: int = 1) -> str | None:
-    ("Why the state dict `state` does not load into `model`, in one line: the first keys "
-     "whose shapes differ, that are missing, or that the model lacks (None: it fits).")
-    if not isinstance(state, dict):
-        return None
-    mine = model.state_dict()
-    shape = lambda t: tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
-
-    def first(keys: list[str], describe: Callable[[str], str]) -> str:
-        more = f" (and {len(keys) - shown} more)" if len(keys) > shown else ""
-        return ", ".join(describe(key) for key in keys[:shown]) + more
-
-    wrong = [key for key in mine if key in state and shape(state[key]) != shape(mine[key])]
-    missing = [key for key in mine if key not in state]
-    unexpected = [key for key in state if key not in mine]
-    problems = []
-    if wrong:
-        problems.append("size mismatch for " + first(
-            wrong, lambda k: f"{k}: {shape(state[k])} in the checkpoint, "
-                             f"{shape(mine[k])} in the model"))
-    if missing:
-        problems.append("missing from the checkpoint: "
-                        + first(missing, lambda k: f"{k} {shape(mine[k])}"))
-    if unexpected:
-        problems.append("not in the model: "
-                        + first(unexpected, lambda k: f"{k} {shape(state[k])}"))
-    return "; ".join(problems) or None
-
 # %% ../nbs/17_checkpoints.ipynb #6e07f1c6
 def load_checkpoint(
     path: str | Path,
@@ -382,7 +354,7 @@ def load_checkpoint(
         if scheduler is not None: scheduler.load_state_dict(ckpt["scheduler"])
     except (RuntimeError, KeyError, TypeError) as e:
         # torch's message: a header line, then one line per key; ours: the first keys
-        why = model is not None and _misfit(unwrap(model), ckpt["model"])
+        why = model is not None and weights_misfit(unwrap(model), ckpt["model"])
         raise ValueError(f"{path} does not fit this model: "
                          f"{why or str(e).strip().splitlines()[0]}") from None
     if sampler is not None: sampler.load_state_dict(ckpt["sampler"])
@@ -618,7 +590,7 @@ def load_model(
         model = build_model(last["model_config"])
         model.load_state_dict(state)
     except (TypeError, RuntimeError) as e:
-        why = model is not None and _misfit(model, state)
+        why = model is not None and weights_misfit(model, state)
         raise ValueError(f"damaged or not a checkpoint: {files[-1]} "
                          "(its weights do not fit its model_config: "
                          f"{why or str(e).strip().splitlines()[0]})") from None

@@ -5,11 +5,13 @@
 from annotated_transformer.multihead import MultiHeadAttention
 from annotated_transformer.sublayers import PositionwiseFeedForward
 from collections.abc import Callable
-from torch import Tensor
+from os import PathLike
+from pathlib import Path
+from torch import Tensor, device
 from torch.nn import Module, ModuleList
 from typing import Any
 
-__all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'INITS', 'Embeddings', 'clones', 'EncoderLayer', 'DecoderLayer', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder', 'positional_kinds', 'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'transformer_parameter_count']
+__all__ = ['POSITIONAL_ENCODINGS', 'SELF_ATTENTIONS', 'POSITION_PARAMETERS', 'INITS', 'PRETRAINED_CONFIG', 'PRETRAINED_WEIGHTS', 'PRETRAINED_FORMATS', 'PRETRAINED_DTYPES', 'Embeddings', 'clones', 'EncoderLayer', 'DecoderLayer', 'Encoder', 'Decoder', 'Generator', 'EncoderDecoder', 'positional_kinds', 'positional_encoding', 'self_attention', 'TransformerConfig', 'init_weights', 'tie_embeddings', 'make_model_from_config', 'make_model', 'count_parameters', 'transformer_parameter_count', 'weights_misfit', 'write_pretrained', 'read_pretrained_config', 'read_pretrained_weights', 'read_pretrained']
 
 class Embeddings(Module):
     """Learned token embeddings multiplied by $\\sqrt{d_{model}}$ (§3.4)."""
@@ -89,6 +91,10 @@ class EncoderDecoder(Module):
         """Parameters:
         - returns: decoder states
         """
+    def save_pretrained(self, folder: str | PathLike[Any]) -> Path:
+        """Write config.json and model.safetensors into `folder` (see below)."""
+    @classmethod
+    def from_pretrained(cls, folder: str | PathLike[Any], device: str | device = 'cpu') -> EncoderDecoder: ...
 POSITIONAL_ENCODINGS: dict[str, type[Module]]
 SELF_ATTENTIONS: dict[str, type[MultiHeadAttention]]
 POSITION_PARAMETERS: dict[str, Callable[..., Any]]
@@ -150,3 +156,33 @@ def count_parameters(model: Module) -> int:
 
 def transformer_parameter_count(config: TransformerConfig) -> int:
     """Parameter count of `make_model_from_config(config)` by formula (each shared parameter once)."""
+PRETRAINED_CONFIG: str
+PRETRAINED_WEIGHTS: str
+PRETRAINED_FORMATS: tuple[Any, ...]
+PRETRAINED_DTYPES: dict[Any, Any]
+
+def weights_misfit(model: Module, state: dict[Any, Any], shown: int = 1, where: str = 'the checkpoint') -> str | None:
+    """Why the state dict `state` does not load into `model`, in one line: the first keys whose shapes differ, that are missing, or that the model lacks (None: it fits).
+
+    Parameters:
+    - state: a state dict read from a file
+    - shown: how many keys of each kind to name
+    - where: what the file is called in the message
+    """
+
+def write_pretrained(model: Module, folder: str | PathLike[Any], config: dict[Any, Any] | None = None, **extra) -> Path:
+    """Write `model`'s weights to model.safetensors (tied weights stored once), then config.json (last: a folder with a config.json is complete).
+
+    Parameters:
+    - config: the model's settings; default: model.config.to_dict()
+    - returns: more entries of config.json (chapter 22: a Translator's format and corpus)
+    """
+
+def read_pretrained_config(folder: str | PathLike[Any]) -> dict[Any, Any]:
+    """config.json of a folder written by save_pretrained, checked: one-line errors naming the file."""
+
+def read_pretrained_weights(model: Module, folder: str | PathLike[Any]) -> Module:
+    """Load the folder's model.safetensors into `model` (a tied matrix, stored once, fills every name it has); weights that do not fit: one line naming the key and both shapes."""
+
+def read_pretrained(folder: str | PathLike[Any], device: str | device = 'cpu') -> EncoderDecoder:
+    """`EncoderDecoder.from_pretrained`: the model that save_pretrained wrote into `folder`, in eval mode."""

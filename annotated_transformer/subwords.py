@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -183,15 +184,17 @@ def train_tokenizer(
             normalization_rule_name="identity", remove_extra_whitespaces=True,
             input_sentence_size=max_sentences or 0, shuffle_input_sentence=True,
             num_threads=num_threads or min(os.cpu_count() or 1, 16), minloglevel=2)
-    except RuntimeError as e:
+    except RuntimeError as e:  # sentencepiece's advice names its own flags: ours instead
+        bound = (re.findall(r"\d+", str(e).split("]")[-1]) or ["?"])[-1]  # "300 vs 333", "<= 514"
+        how = f"(on the command line: --data-option vocab_size={bound})"
         if "smaller than required_chars" in str(e):  # the characters alone need more pieces
-            raise ValueError(
-                f"vocab_size={vocab_size} is too small for this training text: "
-                f"it cannot hold every character kept by character_coverage={character_coverage} "
-                f"(plus the special and byte pieces); sentencepiece says: {e}") from None
+            raise ValueError(f"vocab_size={vocab_size} is too small for this training text: "
+                             f"its characters, specials and byte pieces need {bound}; "
+                             f"raise it {how}") from None
         if "Vocabulary size" in str(e):
             raise ValueError(f"vocab_size={vocab_size} is too large for this training text "
-                             f"({len(texts):,} sentences); sentencepiece says: {e}") from None
+                             f"({len(texts):,} sentences): lower it to {bound} at most {how}"
+                             ) from None
         raise
     tok = Tokenizer(model.getvalue())
     if out_path is not None:

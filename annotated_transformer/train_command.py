@@ -175,6 +175,9 @@ def _read_json_config(path: Path) -> dict:
         values = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"config file {path} does not exist") from None
+    except UnicodeDecodeError as e:  # Python's message names the byte, not the file
+        raise ValueError(f"config file {path} is not UTF-8 text (byte {e.object[e.start]:#04x} "
+                         f"at position {e.start}): save it as UTF-8") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"config file {path} is not valid JSON: {e}") from None
     if not isinstance(values, dict):

@@ -22,11 +22,12 @@ from .batching import BOS, EOS, PAD
 from .checks import check_int, one_line_warnings
 from .data import join_cjk, load_corpus, register_corpus_from
 from .subwords import CORPUS_FILE, TOKENIZER_FILE, Tokenizer
-from .checkpoint import (atomic_write_bytes, list_checkpoints, load_model,
-                                              model_checkpoints)
+from .checkpoint import list_checkpoints, load_model, model_checkpoints
 from .decoding import beam_search, greedy_decode, sample_decode
 from .masking import padding_mask
-from .model import EncoderDecoder
+from .model import (PRETRAINED_CONFIG, PRETRAINED_DTYPES, PRETRAINED_FORMATS,
+                                         PRETRAINED_WEIGHTS, EncoderDecoder, read_pretrained_config,
+                                         read_pretrained_weights, write_pretrained)
 from .train_config import TO_OURS, build_model, model_config_dict, unwrap
 from .multihead import keep_attention_weights
 from .train_config import pick_device
@@ -51,7 +52,8 @@ class Translator:
 
     def __init__(
         self,
-        path: str | os.PathLike,  # a run directory (newest checkpoint) or a checkpoint file
+        # a run directory (newest checkpoint), a checkpoint file or a save_pretrained folder
+        path: str | os.PathLike,
         # average the weights of the last `avg` checkpoints of the run (§6.1: 5 for the base model)
         avg: int = 1,
         # default: OUT/tokenizer.model, written by `--data corpus`
@@ -62,22 +64,24 @@ class Translator:
         convert: bool = True,
     ):
         path = Path(path)
-        # the newest checkpoint, or the last `avg` to average
-        self.checkpoints = model_checkpoints(path, avg)
-        self.run_dir, self.avg = run_dir_of(path), avg
-        tok_path = Path(tokenizer) if tokenizer is not None else self.run_dir / TOKENIZER_FILE
-        if not tok_path.is_file():
-            raise FileNotFoundError(f"{tok_path}: no tokenizer. "
-                                    "Runs trained with `--data corpus` save it there; "
-                                    "for other runs pass the tokenizer file (--tokenizer FILE)")
-        # chapter 17: each file read once, the weights averaged
-        model = load_model(self.checkpoints)
-        corpus_file = self.run_dir / CORPUS_FILE
-        try:
-            corpus = (json.loads(corpus_file.read_text(encoding="utf-8"))
-                      if corpus_file.is_file() else {})
-        except ValueError as e:  # not JSON, or not UTF-8
-            raise ValueError(f"{corpus_file} is damaged: {e}") from None
+        if (path / PRETRAINED_WEIGHTS).is_file():  # a folder of save_pretrained (below)
+            model, tok_path, corpus = _pretrained_parts(path, tokenizer, avg)
+            self.checkpoints, self.run_dir, self.avg = [], path, 1
+        else:  # the newest checkpoint, or the last `avg` to average
+            self.checkpoints = model_checkpoints(path, avg)
+            self.run_dir, self.avg = run_dir_of(path), avg
+            tok_path = Path(tokenizer) if tokenizer is not None else self.run_dir / TOKENIZER_FILE
+            if not tok_path.is_file():
+                raise FileNotFoundError(f"{tok_path}: no tokenizer. "
+                                        "Runs trained with `--data corpus` save it there; "
+                                        "for other runs pass the tokenizer file (--tokenizer FILE)")
+            model = load_model(self.checkpoints)  # chapter 17: each file read once, averaged
+            corpus_file = self.run_dir / CORPUS_FILE
+            try:
+                corpus = (json.loads(corpus_file.read_text(encoding="utf-8"))
+                          if corpus_file.is_file() else {})
+            except ValueError as e:  # not JSON, or not UTF-8
+                raise ValueError(f"{corpus_file} is damaged: {e}") from None
         self._setup(model, Tokenizer.load(tok_path), corpus, device, convert, tok_path)
 
     def _setup(self, model: nn.Module, tokenizer: Tokenizer, corpus: dict, device, convert: bool,
@@ -233,10 +237,9 @@ def attention_maps(
                for name, w in maps.items()}}
 
 # %% ../nbs/22_translate.ipynb #f1372c8a
-CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"  # save_pretrained's files
-PRETRAINED_FORMAT = "annotated-transformer/translator"  # config.json's "format"
-_DTYPES = {"float32": torch.float32, "float64": torch.float64,
-           "float16": torch.float16, "bfloat16": torch.bfloat16}
+# save_pretrained's files (chapter 07's, and the tokenizer) and config.json's "format"
+CONFIG_FILE, WEIGHTS_FILE = PRETRAINED_CONFIG, PRETRAINED_WEIGHTS
+PRETRAINED_FORMAT = PRETRAINED_FORMATS[1]  # "annotated-transformer/translator"
 
 
 @patch(cls_method=True)
@@ -259,44 +262,42 @@ def from_model(
 # %% ../nbs/22_translate.ipynb #6ad03cdc
 @patch
 def save_pretrained(self: Translator, folder: str | os.PathLike) -> Path:
-    ("Write model.safetensors (tied weights stored once), config.json and tokenizer.model "
-     "into `folder`; `Translator.from_pretrained` reads them.")
-    from safetensors.torch import save_model  # imported when used: the package loads faster
+    ("Write tokenizer.model, then the model with chapter 07's `write_pretrained` "
+     "(model.safetensors, config.json) into `folder`; `Translator.from_pretrained` reads them.")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    dtype = next(self.model.parameters()).dtype
-    config = {"format": PRETRAINED_FORMAT, "version": 1,
-              "model_config": model_config_dict(self.model),
-              "dtype": str(dtype).removeprefix("torch."), "corpus": self.corpus}
-    tmp = folder / f".{WEIGHTS_FILE}.tmp"
-    save_model(self.model, str(tmp))  # drops the duplicate names of tied tensors
-    os.replace(tmp, folder / WEIGHTS_FILE)
     self.tokenizer.save(folder / TOKENIZER_FILE)
-    # written last: a folder with config.json is complete
-    atomic_write_bytes((json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode(),
-                       folder / CONFIG_FILE)
-    return folder
+    # config.json, written last, also names the format and keeps the corpus record
+    return write_pretrained(self.model, folder, model_config_dict(self.model),
+                            format=PRETRAINED_FORMAT, corpus=self.corpus)
 
 # %% ../nbs/22_translate.ipynb #eeadeffe
-def _pretrained_config(folder: Path) -> dict:
-    "config.json of a folder written by save_pretrained, checked (one-line errors)."
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such folder (Translator.save_pretrained writes one)")
-    missing = [n for n in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (folder / n).is_file()]
-    if missing:
-        raise FileNotFoundError(f"{folder}: {', '.join(missing)} missing; a folder written by "
-                                f"save_pretrained holds {CONFIG_FILE}, {WEIGHTS_FILE} and "
-                                f"{TOKENIZER_FILE}")
-    try:
-        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
-    except ValueError as e:  # not JSON, or not UTF-8
-        raise ValueError(f"{folder / CONFIG_FILE} is damaged: {e}") from None
-    if not isinstance(config, dict) or config.get("format") != PRETRAINED_FORMAT:
-        raise ValueError(f"{folder / CONFIG_FILE} was not written by save_pretrained "
-                         f"(no \"format\": {PRETRAINED_FORMAT!r})")
-    if config.get("dtype", "float32") not in _DTYPES:
-        raise ValueError(f"{folder / CONFIG_FILE}: unknown dtype {config.get('dtype')!r}")
-    return config
+def _pretrained_parts(
+    folder: Path,  # written by save_pretrained (a Translator's, or chapter 07's model's)
+    tokenizer: str | os.PathLike | None = None,  # default: folder/tokenizer.model
+    avg: int = 1,  # Translator's avg: a folder holds one set of weights
+) -> tuple[nn.Module, Path, dict]:
+    ("(the model, the tokenizer file, the corpus record) of a save_pretrained folder; "
+     "one-line errors.")
+    if avg != 1:
+        raise ValueError(f"{folder} was written by save_pretrained: one set of weights, no "
+                         f"checkpoints to average (avg={avg}; on the command line --avg)")
+    config = read_pretrained_config(folder)  # chapter 07: the folder, config.json, the weights
+    tok_path = Path(tokenizer) if tokenizer is not None else folder / TOKENIZER_FILE
+    if tokenizer is None and not tok_path.is_file():
+        if config["format"] == PRETRAINED_FORMAT:
+            raise FileNotFoundError(f"{folder}: {TOKENIZER_FILE} missing; a folder written by "
+                                    f"save_pretrained holds {CONFIG_FILE}, {WEIGHTS_FILE} and "
+                                    f"{TOKENIZER_FILE}")
+        raise FileNotFoundError(f"{folder} holds a model without its tokenizer "
+                                "(EncoderDecoder.save_pretrained): pass the tokenizer file "
+                                "(tokenizer=FILE; on the command line --tokenizer FILE)")
+    if not tok_path.is_file():
+        raise FileNotFoundError(f"no such tokenizer file: {tok_path}")
+    model = build_model(config["model_config"])  # any registered arch (--arch torch too)
+    model = model.to(PRETRAINED_DTYPES[config.get("dtype", "float32")])
+    # the weights without pickle; a misfit names the key and both shapes
+    return read_pretrained_weights(model, folder), tok_path, dict(config.get("corpus") or {})
 
 
 @patch(cls_method=True)
@@ -304,20 +305,15 @@ def from_pretrained(
     cls: Translator,
     folder: str | os.PathLike,  # written by save_pretrained
     device: str | torch.device | None = "cpu",  # "auto": the best device present
+    # the tokenizer file; needed for a folder of EncoderDecoder.save_pretrained, which has none
+    tokenizer: str | os.PathLike | None = None,
 ) -> Translator:
     "The Translator that save_pretrained wrote into `folder`, read without pickle."
-    from safetensors.torch import load_model as load_weights
     folder = Path(folder)
-    config = _pretrained_config(folder)
-    model = build_model(config["model_config"]).to(_DTYPES[config.get("dtype", "float32")])
-    try:  # the names dropped for tied tensors are tied again in `model`
-        load_weights(model, str(folder / WEIGHTS_FILE), strict=True)
-    except Exception as e:  # a damaged file, or weights of another model
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(f"{folder / WEIGHTS_FILE}: cannot load it into the model of "
-                         f"{CONFIG_FILE} ({first})") from None
-    return cls.from_model(model, folder / TOKENIZER_FILE, device=device,
-                          corpus=config.get("corpus"))
+    model, tok_path, corpus = _pretrained_parts(folder, tokenizer)
+    self = cls.from_model(model, tok_path, device=device, corpus=corpus)
+    self.run_dir = folder  # where it came from (and where `evaluate --tune` writes its choice)
+    return self
 
 # %% ../nbs/22_translate.ipynb #98903e55
 def bleu_and_chrf(tgt_lang: str | None = None):
@@ -417,8 +413,10 @@ def evaluate_translator(
         raise ValueError(f"unknown split {split!r}: choose test, dev or train")
     meta = translator.corpus
     if not meta.get("spec"):
-        where = (translator.run_dir / CORPUS_FILE if translator.run_dir is not None
-                 else "its corpus record")
+        where = ("its corpus record" if translator.run_dir is None
+                 else f"the corpus record of {translator.run_dir / CONFIG_FILE}"
+                 if (translator.run_dir / WEIGHTS_FILE).is_file()  # a save_pretrained folder
+                 else translator.run_dir / CORPUS_FILE)
         raise ValueError(f"{where} is missing: "
                          "evaluate needs a run trained with --data corpus "
                          "(or score files with --hyp/--ref)")
@@ -535,7 +533,7 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alpha", type=float, help="length penalty α of beam search "
                    "(default: what `evaluate --tune` chose, else 0.6 as in §6.1)")
     p.add_argument("--tokenizer", type=Path, metavar="FILE",
-                   help="tokenizer model (default: OUT/tokenizer.model)")
+                   help="tokenizer model (default: tokenizer.model in the --model folder)")
     p.add_argument("--batch-size", type=int, default=64, metavar="N",
                    help="most sentences per batch (default: 64)")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, mps or auto")
@@ -566,7 +564,8 @@ def _check_options(args: argparse.Namespace) -> None:
 def _resolve_decoding(args: argparse.Namespace, chosen: dict | None = None) -> str | None:
     ("Fill in --avg, --beam/--greedy, --alpha: as `chosen`; else as given; "
      "else as `evaluate --tune` chose; else §6.1.")
-    given = args.avg is not None or args.beam is not None or args.greedy or args.alpha is not None
+    given = (args.avg is not None or args.beam is not None or args.greedy or args.alpha is not None
+             or getattr(args, "sample", False))  # translate --sample
     if chosen is None and args.model is not None and not given:
         chosen = chosen_decoding(args.model)  # OUT/decoding.json, if the run was tuned
     if chosen is not None:
@@ -579,6 +578,42 @@ def _resolve_decoding(args: argparse.Namespace, chosen: dict | None = None) -> s
         return (f"decoding as chosen on the dev split ({run_dir_of(args.model) / DECODING_FILE}): "
                 + _describe(chosen["decoding"], chosen["avg"]))
     return None
+
+# %% ../nbs/22_translate.ipynb #d103c05b
+_SAMPLING = ("--temperature", "--top-k", "--top-p", "--seed")  # they go with --sample
+
+
+def _sampling_options(p: argparse.ArgumentParser) -> None:
+    "translate's --sample and its settings: chapter 21's `sample_decode`."
+    p.add_argument("--sample", action="store_true",
+                   help="sample each token from the model's distribution instead of searching")
+    p.add_argument("--temperature", type=float, metavar="T",
+                   help="with --sample: divide the logits by T (default: 1; 0: greedy)")
+    p.add_argument("--top-k", type=int, metavar="K",
+                   help="with --sample: keep the K most probable tokens")
+    p.add_argument("--top-p", type=float, metavar="P",
+                   help="with --sample: keep the fewest most probable tokens holding probability P")
+    p.add_argument("--seed", type=int, metavar="N",
+                   help="with --sample: the same seed, input and options give the same output")
+
+
+def _check_sampling(args: argparse.Namespace) -> None:
+    "Refuse sampling options that cannot work: one line naming the option."
+    given = [flag for flag in _SAMPLING if getattr(args, flag[2:].replace("-", "_")) is not None]
+    if given and not args.sample:
+        raise ValueError(f"{given[0]} goes with --sample")
+    if args.sample and (args.greedy or args.beam is not None):
+        raise ValueError("--sample, --greedy and --beam each choose the decoding: give one")
+    t, k, p, seed = args.temperature, args.top_k, args.top_p, args.seed
+    if t is not None and not (math.isfinite(t) and t >= 0):
+        raise ValueError(f"--temperature must be a number >= 0, got {t}")
+    if k is not None and k < 1:
+        raise ValueError(f"--top-k must be an integer >= 1, got {k}")
+    if p is not None and not 0 < p <= 1:
+        raise ValueError(f"--top-p must be a number in (0, 1], got {p}")
+    if seed is not None and seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {seed}")
+
 
 def _translator(args) -> Translator:
     if args.threads:
@@ -619,16 +654,19 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
         description="Translate sentences (one per line) with a model trained by "
                     "`annotated-transformer train --data corpus` (chapter 15).")
     p.add_argument("--model", type=Path, required=True, metavar="OUT",
-                   help="run directory (its newest checkpoint) or a checkpoint file")
+                   help="run directory (its newest checkpoint), a checkpoint file, "
+                        "or a folder written by save_pretrained")
     p.add_argument("--input", type=Path, metavar="FILE",
                    help="sentences to translate (default: standard input)")
     p.add_argument("--output", type=Path, metavar="FILE",
                    help="where to write the translations (default: standard output)")
     _common_options(p)
+    _sampling_options(p)
     args = p.parse_args(argv)
     try:
         with one_line_warnings(p.prog):
             _check_options(args)
+            _check_sampling(args)
             # a file: read it first
             lines = _read_text_lines(args.input) if args.input is not None else None
             if (note := _resolve_decoding(args)) is not None:
@@ -636,8 +674,11 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
             translator = _translator(args)
             # standard input: once the model is ready
             lines = _read_text_lines(None) if lines is None else lines
-            hyps = translator.translate(lines, beam_size=args.beam, length_penalty=args.alpha,
-                                        greedy=args.greedy, batch_size=args.batch_size)
+            hyps = translator.translate(
+                lines, beam_size=args.beam, length_penalty=args.alpha, greedy=args.greedy,
+                batch_size=args.batch_size, sample=args.sample,
+                temperature=1.0 if args.temperature is None else args.temperature,
+                top_k=args.top_k, top_p=args.top_p, seed=args.seed)
     except (FileNotFoundError, ValueError, TypeError, ModuleNotFoundError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
     empty = [i + 1 for i, line in enumerate(lines) if not translator.prepare(line)]
@@ -663,7 +704,8 @@ def _evaluate_parser() -> argparse.ArgumentParser:
                     "with sacrebleu's BLEU and chrF, printed with their signatures; or score "
                     "a file of translations against a file of references (--hyp/--ref).")
     p.add_argument("--model", type=Path, metavar="OUT",
-                   help="run directory (its newest checkpoint) or a checkpoint file")
+                   help="run directory (its newest checkpoint), a checkpoint file, "
+                        "or a folder written by save_pretrained")
     p.add_argument("--split", default="test", help="test (default) or dev")
     p.add_argument("--limit", type=int, metavar="N",
                    help="only the first N pairs of the split (and of the dev split, with --tune)")

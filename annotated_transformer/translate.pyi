@@ -28,7 +28,7 @@ class Translator:
     use_cache: Any
     def __init__(self, path: str | os.PathLike[Any], avg: int = 1, tokenizer: str | os.PathLike[Any] | None = None, device: str | torch.device | None = 'cpu', convert: bool = True) -> None:
         """Parameters:
-        - path: a run directory (newest checkpoint) or a checkpoint file
+        - path: a run directory (newest checkpoint), a checkpoint file or a save_pretrained folder
         - avg: average the weights of the last `avg` checkpoints of the run (§6.1: 5 for the base model)
         - tokenizer: default: OUT/tokenizer.model, written by `--data corpus`
         - device: "auto": the best device present
@@ -74,14 +74,15 @@ class Translator:
         - convert: an --arch torch model: decode with our layers (see __init__)
         """
     def save_pretrained(self, folder: str | os.PathLike[Any]) -> Path:
-        """Write model.safetensors (tied weights stored once), config.json and tokenizer.model into `folder`; `Translator.from_pretrained` reads them."""
+        """Write tokenizer.model, then the model with chapter 07's `write_pretrained` (model.safetensors, config.json) into `folder`; `Translator.from_pretrained` reads them."""
     @classmethod
-    def from_pretrained(cls, folder: str | os.PathLike[Any], device: str | torch.device | None = 'cpu') -> Translator:
+    def from_pretrained(cls, folder: str | os.PathLike[Any], device: str | torch.device | None = 'cpu', tokenizer: str | os.PathLike[Any] | None = None) -> Translator:
         """The Translator that save_pretrained wrote into `folder`, read without pickle.
 
         Parameters:
         - folder: written by save_pretrained
         - device: "auto": the best device present
+        - tokenizer: the tokenizer file; needed for a folder of EncoderDecoder.save_pretrained, which has none
         """
 CONFIG_FILE: str
 WEIGHTS_FILE: str

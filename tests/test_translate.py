@@ -3,6 +3,7 @@ evaluate commands, the --arch torch option, and their error messages. Tiny model
 no large corpus."""
 import json
 import math
+import re
 import os
 import subprocess
 import sys
@@ -559,3 +560,96 @@ def test_a_run_trained_from_python_with_its_files_loads_in_a_translator(tmp_path
         other.fit(5)
     with pytest.raises(ValueError, match=r"'\.\./x' must be a plain file name"):
         Trainer(model, data.train, cfg, out_dir=out, files={"../x": "no"})
+
+
+# ---- save_pretrained folders on the command line; translate --sample ---------------------------------------------
+def test_translate_and_evaluate_read_a_save_pretrained_folder(run, tmp_path, capsys):
+    "A folder of Translator.save_pretrained works wherever a run directory does: the same translations and scores."
+    folder = Translator(run).save_pretrained(tmp_path / "pretrained")
+    src = tmp_path / "in.de"
+    src.write_text("Guten Morgen.\nIch habe Hunger.\n", encoding="utf-8")
+    outs = {}
+    for name, model in [("run", run), ("folder", folder)]:
+        assert cli(["translate", "--model", str(model), "--input", str(src), "--output", str(tmp_path / name),
+                    "--beam", "2"]) == 0
+        outs[name] = (tmp_path / name).read_text(encoding="utf-8")
+        assert cli(["evaluate", "--model", str(model), "--greedy", "--samples", "0",
+                    "--json", str(tmp_path / f"{name}.json")]) == 0
+    assert outs["folder"] == outs["run"] and outs["run"].count("\n") == 2
+    scores = {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in ("run", "folder")}
+    assert scores["folder"]["bleu"] == scores["run"]["bleu"] and scores["folder"]["checkpoints"] == []
+    # averaging needs checkpoints: one line naming the folder and the option
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        cli(["translate", "--model", str(folder), "--input", str(src), "--avg", "2"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "was written by save_pretrained" in err and "--avg" in err
+
+
+def test_a_model_folder_translates_with_its_tokenizer(run, tmp_path, capsys):
+    "EncoderDecoder.save_pretrained keeps no tokenizer: --tokenizer gives it; without it, one line says so."
+    t = Translator(run)
+    folder = t.model.save_pretrained(tmp_path / "model")
+    src = tmp_path / "in.de"
+    src.write_text("Guten Morgen.\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        cli(["translate", "--model", str(folder), "--input", str(src)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "holds a model without its tokenizer" in err and "--tokenizer FILE" in err
+    assert cli(["translate", "--model", str(folder), "--input", str(src), "--greedy",
+                "--tokenizer", str(run / TOKENIZER_FILE), "--output", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out").read_text(encoding="utf-8") == t.translate(["Guten Morgen."], greedy=True)[0] + "\n"
+    with pytest.raises(SystemExit) as e:  # no corpus record to evaluate on: the message says where it looked
+        cli(["evaluate", "--model", str(folder), "--tokenizer", str(run / TOKENIZER_FILE), "--greedy"])
+    assert e.value.code == 2 and "the corpus record of" in capsys.readouterr().err
+
+
+def test_from_pretrained_names_the_key_and_both_shapes(run, tmp_path):
+    folder = Translator(run).save_pretrained(tmp_path / "p")
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config["model_config"]["d_ff"] = 128
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ValueError) as e:
+        Translator.from_pretrained(folder)
+    assert "\n" not in str(e.value) and ("size mismatch for encoder.layers.0.feed_forward.w_1.weight: (64, 32) in "
+                                         "model.safetensors, (128, 32) in the model") in str(e.value)
+
+
+def test_translate_samples_on_the_command_line(run, tmp_path, capsys):
+    "--sample with --seed repeats itself; --temperature 0 is greedy; sampling options without --sample are refused."
+    src = tmp_path / "in.de"
+    src.write_text("".join(s + "\n" for s, _ in load_corpus(SPEC).train[:6]), encoding="utf-8")
+
+    def out(*args: str) -> str:
+        assert cli(["translate", "--model", str(run), "--input", str(src), *args]) == 0
+        return capsys.readouterr().out
+    sampled = out("--sample", "--seed", "7", "--top-p", "0.9", "--top-k", "20", "--temperature", "1.5")
+    assert sampled == out("--sample", "--seed", "7", "--top-p", "0.9", "--top-k", "20", "--temperature", "1.5")
+    assert sampled.count("\n") == 6
+    assert out("--sample", "--temperature", "0") == out("--greedy")
+    sentences = src.read_text(encoding="utf-8").splitlines()
+    api = Translator(run).translate(sentences, sample=True, seed=7, top_p=0.9, top_k=20, temperature=1.5)
+    assert sampled == "".join(h + "\n" for h in api)
+    for args, message in [(["--top-k", "3"], "--top-k goes with --sample"),
+                          (["--seed", "1"], "--seed goes with --sample"),
+                          (["--sample", "--greedy"], "--sample, --greedy and --beam each choose the decoding"),
+                          (["--sample", "--temperature", "-1"], "--temperature must be a number >= 0, got -1.0"),
+                          (["--sample", "--top-p", "1.5"], r"--top-p must be a number in \(0, 1\], got 1.5"),
+                          (["--sample", "--top-k", "0"], "--top-k must be an integer >= 1, got 0"),
+                          (["--sample", "--seed", "-2"], "--seed must be an integer >= 0, got -2")]:
+        with pytest.raises(SystemExit) as e:
+            cli(["translate", "--model", str(run), "--input", str(src), *args])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1, (args, err)
+        assert re.search(message, err), (args, err)
+
+
+def test_too_small_a_vocabulary_names_this_programs_option(tmp_path, capsys):
+    "sentencepiece's advice names its own --character_coverage; the train command names its --data-option instead."
+    with pytest.raises(SystemExit) as e:
+        train_main([*TINY, "--data-option", "vocab_size=262", "--steps", "1", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1, err
+    assert re.search(r"vocab_size=262 is too small for this training text: .* need (\d+); raise it "
+                     r"\(on the command line: --data-option vocab_size=\1\)", err), err
+    assert "--character_coverage" not in err
