@@ -485,6 +485,11 @@ def write_pretrained(
             raise ValueError("save_pretrained needs the model's TransformerConfig in model.config: "
                              "build the model with make_model or make_model_from_config")
         config = model.config.to_dict()
+    foreign = sorted({type(m).__name__ for m in model.modules()
+                      if getattr(m, "config_describes", True) is False})
+    if foreign:  # e.g. appendix B's HarvardLayerNorm: from_pretrained would build another module in its place
+        raise ValueError(f"this model holds {', '.join(foreign)}, which no TransformerConfig setting builds: "
+                         "from_pretrained could not rebuild it; save its state_dict and rebuild it as it was made")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     dtype = str(next(model.parameters()).dtype).removeprefix("torch.")

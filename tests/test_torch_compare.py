@@ -301,3 +301,13 @@ def test_harvard_to_ours_names_what_does_not_fit():
     extra = dict(state, **{"encoder.layers.0.spare.weight": torch.zeros(2)})
     with pytest.raises(KeyError, match="has no place in our model"):
         harvard_to_ours(extra, h=4)
+
+
+def test_a_converted_harvard_model_refuses_save_pretrained(tmp_path):
+    "from_pretrained would rebuild PyTorch's LayerNorm where Harvard's was: saving it that way is refused."
+    from annotated_transformer.torch_compare import harvard_to_ours
+    _, state = _harvard_fixture()
+    model = harvard_to_ours(state, h=4)
+    with pytest.raises(ValueError, match="holds HarvardLayerNorm, which no TransformerConfig setting builds"):
+        model.save_pretrained(tmp_path / "harvard")
+    assert not (tmp_path / "harvard" / "model.safetensors").exists()
