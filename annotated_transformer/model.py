@@ -475,7 +475,7 @@ def write_pretrained(
     model: nn.Module,
     folder: str | os.PathLike,
     config: dict | None = None,  # the model's settings; default: model.config.to_dict()
-    **extra,  # more entries of config.json (chapter 22: a Translator's format and corpus)
+    **extra: object,  # more entries of config.json (chapter 22: a Translator's format and corpus)
 ) -> Path:
     ("Write `model`'s weights to model.safetensors (tied weights stored once), then config.json "
      "(last: a folder with a config.json is complete).")

@@ -170,7 +170,7 @@ def weights_misfit(model: Module, state: dict[Any, Any], shown: int = 1, where: 
     - where: what the file is called in the message
     """
 
-def write_pretrained(model: Module, folder: str | PathLike[Any], config: dict[Any, Any] | None = None, **extra) -> Path:
+def write_pretrained(model: Module, folder: str | PathLike[Any], config: dict[Any, Any] | None = None, **extra: object) -> Path:
     """Write `model`'s weights to model.safetensors (tied weights stored once), then config.json (last: a folder with a config.json is complete).
 
     Parameters:
