@@ -9,7 +9,7 @@ later chapters: the `copy` and `corpus` data builders and the `tatoeba` and `ref
 `torch` architecture of the appendix, and the `rope` and `relative` positions of chapter 26.
 What changed between releases: CHANGELOG.md.
 """
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from .architecture import draw_architecture, you_are_here
 from .checks import check_int, check_probability, check_special_ids, check_token_ids

@@ -5,12 +5,11 @@
 # %% ../nbs/E_compat.ipynb #b0b9bbcf
 from __future__ import annotations
 
-import sys
-import warnings
+from typing import NoReturn
 
 # %% auto #0
 __all__ = ['RENAMED_MODEL_KEYS', 'FLAT_MODEL_KEYS', 'COPY_KEYS', 'SAVED_MODEL_FIELDS', 'ADDED_MODEL_FIELDS', 'OLD_MODEL_FLAGS',
-           'RENAMED_DATA_OPTIONS', 'warn_renamed', 'upgrade_model_config', 'upgrade_train_config',
+           'RENAMED_DATA_OPTIONS', 'refuse_renamed', 'upgrade_model_config', 'upgrade_train_config',
            'upgrade_data_options']
 
 # %% ../nbs/E_compat.ipynb #bb712809
@@ -38,26 +37,15 @@ OLD_MODEL_FLAGS = {"--layers": "N", "--heads": "h", "--max-len": "max_positions"
 RENAMED_DATA_OPTIONS = {"max_len": "max_subwords"}
 
 # %% ../nbs/E_compat.ipynb #c5399743
-# the old spellings already warned about in this process: each is said once
-_WARNED: set[str] = set()
-
-
-def warn_renamed(
+def refuse_renamed(
     old: str,  # the old spelling as typed: '--layers', "TrainConfig key 'layers'"
     new: str,  # what to write instead
-) -> None:
-    ("A DeprecationWarning naming the old and the new spelling, once per old spelling and "
-     "process, pointed at the first caller outside the package: the line that typed it.")
-    if old in _WARNED:
-        return
-    _WARNED.add(old)
-    package = __name__.rpartition(".")[0] + "."  # (run in this notebook: ".", no module's prefix)
-    frame, level = sys._getframe(1), 2
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(f"{old} is deprecated since annotated-transformer 0.2.0: write {new}; typed, "
-                  "it stops working in 0.3.0 (files saved by earlier releases still load)",
-                  DeprecationWarning, stacklevel=level)
+) -> NoReturn:
+    ("An old spelling typed today, in code or on a command line: refused in one line naming the "
+     "new one (removed in 0.3.0, after 0.2.0 warned). Files saved by earlier releases are read "
+     "with their old names, without a word: their loaders never call this.")
+    raise ValueError(f"{old} was removed in annotated-transformer 0.3.0: write {new} "
+                     "(files saved by earlier releases still load)")
 
 # %% ../nbs/E_compat.ipynb #b0efcfb8
 def _rename(values: dict, renames: dict, source: str, warn=None) -> dict:
@@ -77,14 +65,14 @@ def _rename(values: dict, renames: dict, source: str, warn=None) -> dict:
 
 
 def _warner(kind: str):
-    "`warn(old, new)` for `_rename`: a DeprecationWarning for the old name of a `kind`."
-    return lambda old, new: warn_renamed(f"{kind} {old!r}", repr(new))
+    "`warn(old, new)` for `_rename`: the old name of a `kind`, typed today, refused."
+    return lambda old, new: refuse_renamed(f"{kind} {old!r}", repr(new))
 
 
 def upgrade_model_config(
     values: dict,  # a saved TransformerConfig, e.g. a checkpoint's model_config
     source: str = "model config",  # names the file in an error
-    warn: bool = False,  # True: the names were typed, not read from a file (DeprecationWarning)
+    warn: bool = False,  # True: the names were typed, not read from a file (refused)
 ) -> dict:
     "The saved model settings with today's field names (and fields added since)."
     out = _rename(values, RENAMED_MODEL_KEYS, source, warn and _warner("the model setting"))
@@ -96,13 +84,13 @@ def upgrade_model_config(
 def upgrade_train_config(
     values: dict,  # saved run settings: a config.json or a checkpoint's train_config
     source: str = "config",  # names the file in an error
-    warn: bool = False,  # True: the names were typed, not read from a file (DeprecationWarning)
+    warn: bool = False,  # True: the names were typed, not read from a file (refused)
 ) -> dict:
     "The saved run settings in today's layout: model settings under 'model'."
     values = dict(values)
     old_copy = {key: values.pop(key) for key in COPY_KEYS if key in values}
     for key in old_copy if warn else ():
-        warn_renamed(f"TrainConfig key {key!r}",
+        refuse_renamed(f"TrainConfig key {key!r}",
                      f"data_options={{{COPY_KEYS[key]!r}: ...}} with data='copy'")
     if values.get("data", "copy") == "copy":
         options = {COPY_KEYS[k]: v for k, v in old_copy.items()}
@@ -123,7 +111,7 @@ def upgrade_train_config(
                     f"set model.{new} ({old} is its name in settings saved before "
                     "TrainConfig held the model)")
             if warn:
-                warn_renamed(f"TrainConfig key {old!r}",
+                refuse_renamed(f"TrainConfig key {old!r}",
                              f"model.{new} (TrainConfig(model=TransformerConfig({new}=...)))")
             model[new] = value
     # the flat settings are a saved configuration's too
@@ -133,7 +121,7 @@ def upgrade_train_config(
 def upgrade_data_options(
     options: dict,  # a run's data_options as given or saved
     source: str = "data options",  # names the file or flag in an error
-    warn: bool = False,  # True: the names were typed, not read from a file (DeprecationWarning)
+    warn: bool = False,  # True: the names were typed, not read from a file (refused)
 ) -> dict:
     "The corpus builder's options with today's names."
     return _rename(options, RENAMED_DATA_OPTIONS, source, warn and _warner("the data option"))

@@ -2,9 +2,9 @@
 # Regenerate with `python tools/make_stubs.py` after nbdev_export.
 """Reading the settings that earlier releases of the package saved: renamed fields, flat model settings, old copy-task keys, a switch that did not exist."""
 
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ['RENAMED_MODEL_KEYS', 'FLAT_MODEL_KEYS', 'COPY_KEYS', 'SAVED_MODEL_FIELDS', 'ADDED_MODEL_FIELDS', 'OLD_MODEL_FLAGS', 'RENAMED_DATA_OPTIONS', 'warn_renamed', 'upgrade_model_config', 'upgrade_train_config', 'upgrade_data_options']
+__all__ = ['RENAMED_MODEL_KEYS', 'FLAT_MODEL_KEYS', 'COPY_KEYS', 'SAVED_MODEL_FIELDS', 'ADDED_MODEL_FIELDS', 'OLD_MODEL_FLAGS', 'RENAMED_DATA_OPTIONS', 'refuse_renamed', 'upgrade_model_config', 'upgrade_train_config', 'upgrade_data_options']
 RENAMED_MODEL_KEYS: dict[Any, Any]
 FLAT_MODEL_KEYS: dict[Any, Any]
 COPY_KEYS: dict[Any, Any]
@@ -13,8 +13,8 @@ ADDED_MODEL_FIELDS: dict[Any, Any]
 OLD_MODEL_FLAGS: dict[Any, Any]
 RENAMED_DATA_OPTIONS: dict[Any, Any]
 
-def warn_renamed(old: str, new: str) -> None:
-    """A DeprecationWarning naming the old and the new spelling, once per old spelling and process, pointed at the first caller outside the package: the line that typed it.
+def refuse_renamed(old: str, new: str) -> NoReturn:
+    """An old spelling typed today, in code or on a command line: refused in one line naming the new one (removed in 0.3.0, after 0.2.0 warned). Files saved by earlier releases are read with their old names, without a word: their loaders never call this.
 
     Parameters:
     - old: the old spelling as typed: '--layers', "TrainConfig key 'layers'"
@@ -27,7 +27,7 @@ def upgrade_model_config(values: dict[Any, Any], source: str = 'model config', w
     Parameters:
     - values: a saved TransformerConfig, e.g. a checkpoint's model_config
     - source: names the file in an error
-    - warn: True: the names were typed, not read from a file (DeprecationWarning)
+    - warn: True: the names were typed, not read from a file (refused)
     """
 
 def upgrade_train_config(values: dict[Any, Any], source: str = 'config', warn: bool = False) -> dict[Any, Any]:
@@ -36,7 +36,7 @@ def upgrade_train_config(values: dict[Any, Any], source: str = 'config', warn: b
     Parameters:
     - values: saved run settings: a config.json or a checkpoint's train_config
     - source: names the file in an error
-    - warn: True: the names were typed, not read from a file (DeprecationWarning)
+    - warn: True: the names were typed, not read from a file (refused)
     """
 
 def upgrade_data_options(options: dict[Any, Any], source: str = 'data options', warn: bool = False) -> dict[Any, Any]:
@@ -45,5 +45,5 @@ def upgrade_data_options(options: dict[Any, Any], source: str = 'data options', 
     Parameters:
     - options: a run's data_options as given or saved
     - source: names the file or flag in an error
-    - warn: True: the names were typed, not read from a file (DeprecationWarning)
+    - warn: True: the names were typed, not read from a file (refused)
     """

@@ -140,7 +140,8 @@ def _one(values: list):
 
 
 def _settings(layer: nn.Module) -> dict:
-    "The constructor settings of an nn.TransformerEncoderLayer or DecoderLayer, read off its modules."
+    ("The constructor settings of an nn.TransformerEncoderLayer or DecoderLayer, "
+     "read off its modules.")
     act, children = layer.activation, dict(layer.named_children())
     norms = [m for name, m in children.items() if name.startswith("norm")]
     attns = [m for m in children.values() if isinstance(m, nn.MultiheadAttention)]
@@ -161,9 +162,11 @@ def _settings(layer: nn.Module) -> dict:
 # %% ../nbs/B_torch_compare.ipynb #3b7d21c4
 def _check_stacks(transformer: nn.Transformer, ours: EncoderDecoder) -> None:
     ("Refuse, in one line that names the setting, an nn.Transformer that our model cannot hold "
-     "exactly. The rest is copied (the weights, the final norms) or changes no weight (batch_first).")
+     "exactly. The rest is copied (the weights, the final norms) or changes no weight "
+     "(batch_first).")
     config, kinds = ours.config, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
-    stacks = [getattr(stack, "layers", None) for stack in (transformer.encoder, transformer.decoder)]
+    stacks = [getattr(stack, "layers", None)
+              for stack in (transformer.encoder, transformer.decoder)]
     if any(layers is None or any(type(layer) is not kind for layer in layers)
            for layers, kind in zip(stacks, kinds)):
         raise ValueError("custom_encoder/custom_decoder: ours copies stacks of "

@@ -29,7 +29,7 @@ from .sampler import get_data_builder
 from .checkpoint import (RunWriteError, atomic_write_bytes, checkpoint_step,
                                               find_checkpoint, list_checkpoints, load_checkpoint)
 from .checks import one_line_warnings
-from .compat import OLD_MODEL_FLAGS, warn_renamed
+from .compat import OLD_MODEL_FLAGS, refuse_renamed
 from .copytask import copy_accuracy
 from .model import TransformerConfig
 from .train_config import build_model
@@ -98,7 +98,7 @@ def _add_flag(group, flag: str, dest: str, kind, help: str) -> None:
                        metavar=scalar[0].__name__.upper(), help=help)
 
 class _OldFlag(argparse.Action):
-    "A flag of an earlier release: its value under today's name, its spelling noted for a warning."
+    "A flag of an earlier release: its value under today's name, its spelling noted to be refused."
     def __call__(self, parser, namespace, value, option_string=None):
         setattr(namespace, self.dest, value)
         namespace.old_flags = [*getattr(namespace, "old_flags", []), self.option_strings[0]]
@@ -202,8 +202,8 @@ def _run_config(out: Path) -> dict:
 def resolve_config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
     ("Defaults ← (resumed run's settings) ← --config file ← flags; "
      "and the checkpoint to resume from (None: none yet).")
-    for flag in getattr(args, "old_flags", []):  # typed today: appendix E
-        warn_renamed(flag, "--" + OLD_MODEL_FLAGS[flag].replace("_", "-"))
+    for flag in getattr(args, "old_flags", []):  # typed today: refused (appendix E)
+        refuse_renamed(flag, "--" + OLD_MODEL_FLAGS[flag].replace("_", "-"))
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     flags = {k: v for k, v in vars(args).items() if k in names}
     model_flags = {
@@ -363,9 +363,6 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     out, made = Path(args.out), False
     try:
         with one_line_warnings(parser.prog), StopSignals() as stop, contextlib.ExitStack() as held:
-            # an old flag or data option typed (appendix E): said, where Python would hide it
-            warnings.filterwarnings("always", r".* is deprecated since annotated-transformer ",
-                                    DeprecationWarning)
             cfg, resume_from = resolve_config(args)
             if args.print_config:
                 print(json.dumps(cfg.to_dict(), indent=2))

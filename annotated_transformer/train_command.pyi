@@ -13,7 +13,7 @@ from typing import Any, Sequence
 __all__ = ['RESUMABLE_CHANGES', 'SMALL_MODEL_WORK', 'MEMORY_MARGIN', 'build_parser', 'resolve_config', 'run_start', 'train_main', 'choose_threads', 'check_memory', 'main']
 
 class _OldFlag(Action):
-    """A flag of an earlier release: its value under today's name, its spelling noted for a warning."""
+    """A flag of an earlier release: its value under today's name, its spelling noted to be refused."""
     def __call__(self, parser, namespace, value, option_string=None): ...
 
 def build_parser(config_class: type[Any] = ...) -> argparse.ArgumentParser:

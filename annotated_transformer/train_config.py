@@ -267,7 +267,7 @@ def from_dict(
     cls: TrainConfig,
     values: dict,
     source: str = "config",  # names the dict in an error: a file, "the command line"
-    warn: bool = True,  # False for a file: its old names are read without a DeprecationWarning
+    warn: bool = True,  # typed: an old name is refused; False for a file: read with its old names
 ) -> TrainConfig:
     ("A validated config from a dict; unknown keys are errors (with a suggestion). "
      "The model's settings go under 'model'.")

@@ -38,7 +38,8 @@ from .train_config import model_config_dict, unwrap
 from .runs import measure_peak, memory_in_use
 from .sampler import (TokenBatchSampler, budget_rows, make_batch,
                                            with_empty_rows)
-from .train_config import TrainConfig, VOCAB_FIELDS, autocast_context, pick_device
+from .train_config import (TrainConfig, VOCAB_FIELDS, autocast_context,
+                                                pick_device)
 
 # %% auto #0
 __all__ = ['Seq2SeqLoss', 'data_file_bytes', 'LogitsSeq2SeqLoss', 'Trainer', 'StepOutOfMemory', 'StepMemory', 'init_distributed']
@@ -208,7 +209,8 @@ def _as_trained(cfg: TrainConfig, model: nn.Module) -> TrainConfig:
     if given != own and given != dataclasses.replace(
             default.model, src_vocab=own.src_vocab, tgt_vocab=own.tgt_vocab):
         differ = [f"{f.name}={getattr(given, f.name)!r} (the model's: {getattr(own, f.name)!r})"
-                  for f in dataclasses.fields(own) if getattr(given, f.name) != getattr(own, f.name)]
+                  for f in dataclasses.fields(own)
+                  if getattr(given, f.name) != getattr(own, f.name)]
         raise ValueError("cfg.model is not the configuration of the model being trained: "
                          + ", ".join(differ) + "; pass the model's own (TrainConfig(model="
                          "model.config)) or leave cfg.model at its default")

@@ -87,12 +87,16 @@ def test_config_file_then_flags(tmp_path, capsys):
     assert resolved["data_options"] == {"lang": "de", "size": 3}
 
 
-def test_flags_of_recorded_commands_still_work(capsys):
-    "--layers/--heads/--max-len, the model flags before TrainConfig held a TransformerConfig, set N/h/max_positions."
-    assert cli.main(["train", "--layers", "3", "--heads", "4", "--max-len", "512", "--d-model", "256", "--print-config"]) == 0
-    old = json.loads(capsys.readouterr().out)
+def test_flags_of_recorded_commands_are_refused_naming_todays(capsys):
+    "--layers/--heads/--max-len, the model flags before TrainConfig held a TransformerConfig: refused since 0.3.0."
+    for old, new in (("--layers", "--N"), ("--heads", "--h"), ("--max-len", "--max-positions")):
+        with pytest.raises(SystemExit) as stop:
+            cli.main(["train", old, "3", "--print-config"])
+        assert stop.value.code == 2
+        assert f"{old} was removed in annotated-transformer 0.3.0: write {new}" in capsys.readouterr().err
     assert cli.main(["train", "--N", "3", "--h", "4", "--max-positions", "512", "--d-model", "256", "--print-config"]) == 0
-    assert json.loads(capsys.readouterr().out) == old and old["model"]["N"] == 3 and old["model"]["max_positions"] == 512
+    config = json.loads(capsys.readouterr().out)
+    assert config["model"]["N"] == 3 and config["model"]["max_positions"] == 512
 
 
 @pytest.mark.parametrize("args,config,message", [

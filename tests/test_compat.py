@@ -1,8 +1,8 @@
 """Files and commands of earlier releases (appendix E), end to end: a checkpoint and a run configuration saved before
 `inner_dropout` existed keep the dropout they trained with; a partial configuration gets today's (the paper's)
-default; the old data option and the old flags are read under their new names. An old name typed today (in code, as
-a flag or a data option on the command line) raises one DeprecationWarning naming the old and the new spelling; an
-old name read from a file (a checkpoint, a config.json, a --config file) raises none."""
+default; the old data option and the old flags are read under their new names from files. An old name typed today
+(in code, as a flag or a data option on the command line) is refused since 0.3.0, in one line naming the old and the
+new spelling; an old name read from a file (a checkpoint, a config.json, a --config file) is read without a word."""
 import json
 import random
 import warnings
@@ -10,7 +10,7 @@ import warnings
 import pytest
 import torch
 
-from annotated_transformer import cli, compat
+from annotated_transformer import cli
 from annotated_transformer.checkpoint import load_model, save_checkpoint
 from annotated_transformer.compat import (COPY_KEYS, FLAT_MODEL_KEYS, OLD_MODEL_FLAGS, RENAMED_DATA_OPTIONS,
                                           RENAMED_MODEL_KEYS)
@@ -22,14 +22,6 @@ from annotated_transformer.train_config import TrainConfig
 
 FIRST_RELEASE_MODEL = {"src_vocab": 20, "tgt_vocab": 20, "N": 1, "d_model": 16, "d_ff": 32, "h": 2, "dropout": 0.1,
                        "share_embeddings": True, "norm_first": False, "max_len": 64}
-
-
-@pytest.fixture(autouse=True)
-def fresh_warnings():
-    "Each old name is said once per process: every test here starts as a fresh process would."
-    compat._WARNED.clear()
-    yield
-    compat._WARNED.clear()
 
 
 def _dropout_ps(model) -> dict[str, float]:
@@ -93,23 +85,23 @@ def test_the_old_data_option_name_is_read(tmp_path):
         corpus_data(clash)
 
 
-# ---- old names typed today: one DeprecationWarning each, naming both spellings -----------------------------------
-TYPED_IN_CODE = [  # (dict given to TrainConfig.from_dict, the warning it raises)
-    ({"layers": 2}, r"TrainConfig key 'layers' is deprecated .*: write model\.N \(TrainConfig\(model=TransformerConfig"),
-    ({"heads": 4}, r"TrainConfig key 'heads' is deprecated .*: write model\.h"),
-    ({"max_len": 64}, r"TrainConfig key 'max_len' is deprecated .*: write model\.max_positions"),
-    ({"d_model": 64}, r"TrainConfig key 'd_model' is deprecated .*: write model\.d_model"),
-    ({"d_ff": 64}, r"TrainConfig key 'd_ff' is deprecated .*: write model\.d_ff"),
-    ({"dropout": 0.2}, r"TrainConfig key 'dropout' is deprecated .*: write model\.dropout"),
-    ({"share_embeddings": False}, r"TrainConfig key 'share_embeddings' is deprecated .*: write model\.share_embeddings"),
-    ({"norm_first": True}, r"TrainConfig key 'norm_first' is deprecated .*: write model\.norm_first"),
-    ({"model": {"max_len": 64}}, r"the model setting 'max_len' is deprecated .*: write 'max_positions'"),
-    ({"copy_vocab": 9}, r"TrainConfig key 'copy_vocab' is deprecated .*: write data_options=\{'vocab': \.\.\.\}"),
-    ({"copy_len": 5}, r"TrainConfig key 'copy_len' is deprecated .*: write data_options=\{'max_length'"),
-    ({"copy_train_size": 50}, r"TrainConfig key 'copy_train_size' is deprecated .*: write data_options=\{'train_size'"),
-    ({"copy_dev_size": 5}, r"TrainConfig key 'copy_dev_size' is deprecated .*: write data_options=\{'dev_size'"),
+# ---- old names typed today: refused since 0.3.0, naming both spellings ------------------------------------------
+TYPED_IN_CODE = [  # (dict given to TrainConfig.from_dict, the error it raises)
+    ({"layers": 2}, r"TrainConfig key 'layers' was removed in annotated-transformer 0\.3\.0: write model\.N \(TrainConfig\(model=TransformerConfig"),
+    ({"heads": 4}, r"TrainConfig key 'heads' was removed in annotated-transformer 0\.3\.0: write model\.h"),
+    ({"max_len": 64}, r"TrainConfig key 'max_len' was removed in annotated-transformer 0\.3\.0: write model\.max_positions"),
+    ({"d_model": 64}, r"TrainConfig key 'd_model' was removed in annotated-transformer 0\.3\.0: write model\.d_model"),
+    ({"d_ff": 64}, r"TrainConfig key 'd_ff' was removed in annotated-transformer 0\.3\.0: write model\.d_ff"),
+    ({"dropout": 0.2}, r"TrainConfig key 'dropout' was removed in annotated-transformer 0\.3\.0: write model\.dropout"),
+    ({"share_embeddings": False}, r"TrainConfig key 'share_embeddings' was removed in annotated-transformer 0\.3\.0: write model\.share_embeddings"),
+    ({"norm_first": True}, r"TrainConfig key 'norm_first' was removed in annotated-transformer 0\.3\.0: write model\.norm_first"),
+    ({"model": {"max_len": 64}}, r"the model setting 'max_len' was removed in annotated-transformer 0\.3\.0: write 'max_positions'"),
+    ({"copy_vocab": 9}, r"TrainConfig key 'copy_vocab' was removed in annotated-transformer 0\.3\.0: write data_options=\{'vocab': \.\.\.\}"),
+    ({"copy_len": 5}, r"TrainConfig key 'copy_len' was removed in annotated-transformer 0\.3\.0: write data_options=\{'max_length'"),
+    ({"copy_train_size": 50}, r"TrainConfig key 'copy_train_size' was removed in annotated-transformer 0\.3\.0: write data_options=\{'train_size'"),
+    ({"copy_dev_size": 5}, r"TrainConfig key 'copy_dev_size' was removed in annotated-transformer 0\.3\.0: write data_options=\{'dev_size'"),
     ({"data": "corpus", "data_options": {"max_len": 6}},
-     r"the data option 'max_len' is deprecated .*: write 'max_subwords'"),
+     r"the data option 'max_len' was removed in annotated-transformer 0\.3\.0: write 'max_subwords'"),
 ]
 
 
@@ -119,59 +111,49 @@ def test_every_old_name_has_a_typed_case():
         assert f'"{old}"' in typed, old
 
 
-@pytest.mark.parametrize("values,message", TYPED_IN_CODE, ids=[m.split(" is ")[0] for _, m in TYPED_IN_CODE])
-def test_an_old_name_typed_in_code_warns_once_with_both_names(values, message):
-    with pytest.warns(DeprecationWarning, match=message) as caught:
-        first = TrainConfig.from_dict(values)
-    assert len(caught) == 1
-    assert caught[0].filename == __file__  # pointed at the line that typed it, not at the package
-    assert "stops working in 0.3.0" in str(caught[0].message)
+@pytest.mark.parametrize("values,message", TYPED_IN_CODE, ids=[m.split(" was ")[0] for _, m in TYPED_IN_CODE])
+def test_an_old_name_typed_in_code_is_refused_with_both_names(values, message):
+    with pytest.raises(ValueError, match=message) as caught:
+        TrainConfig.from_dict(values)
+    assert "(files saved by earlier releases still load)" in str(caught.value)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # once per old name and process
-        assert TrainConfig.from_dict(values) == first
-        assert TrainConfig.from_dict(values, warn=False) == first
+        warnings.simplefilter("error", DeprecationWarning)  # read as from a file: the old name, without a word
+        TrainConfig.from_dict(values, warn=False)
 
 
-def test_typed_old_names_mean_what_they_meant():
-    with pytest.warns(DeprecationWarning):
-        cfg = TrainConfig.from_dict({"layers": 2, "heads": 4, "max_len": 64, "copy_vocab": 9})
+def test_old_names_read_from_a_file_mean_what_they_meant():
+    cfg = TrainConfig.from_dict({"layers": 2, "heads": 4, "max_len": 64, "copy_vocab": 9}, warn=False)
     assert (cfg.model.N, cfg.model.h, cfg.model.max_positions, cfg.data_options) == (2, 4, 64, {"vocab": 9})
-    with pytest.warns(DeprecationWarning):
-        corpus = TrainConfig.from_dict({"data": "corpus", "data_options": {"max_len": 6, "spec": "tatoeba"}})
+    corpus = TrainConfig.from_dict({"data": "corpus", "data_options": {"max_len": 6, "spec": "tatoeba"}}, warn=False)
     assert corpus.data_options == {"max_subwords": 6, "spec": "tatoeba"}
 
 
 @pytest.mark.parametrize("flag,new,value", [("--layers", "--N", "2"), ("--heads", "--h", "4"),
                                             ("--max-len", "--max-positions", "64")])
-def test_an_old_flag_warns_once_with_both_names(tmp_path, flag, new, value):
+def test_an_old_flag_is_refused_with_both_names(tmp_path, flag, new, value):
     assert OLD_MODEL_FLAGS[flag].replace("_", "-") == new.removeprefix("--")
     args = build_parser().parse_args([flag, value, "--out", str(tmp_path / "r")])
-    with pytest.warns(DeprecationWarning, match=rf"{flag} is deprecated since annotated-transformer 0\.2\.0: "
-                                                rf"write {new};") as caught:
-        cfg = resolve_config(args)[0]
-    assert len(caught) == 1 and getattr(cfg.model, OLD_MODEL_FLAGS[flag]) == int(value)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        assert resolve_config(build_parser().parse_args([flag, value, "--out", str(tmp_path / "r")]))[0] == cfg
-        assert resolve_config(build_parser().parse_args([new, value, "--out", str(tmp_path / "r")]))[0] == cfg
+    with pytest.raises(ValueError, match=rf"{flag} was removed in annotated-transformer 0\.3\.0: write {new} "):
+        resolve_config(args)
+    cfg = resolve_config(build_parser().parse_args([new, value, "--out", str(tmp_path / "r")]))[0]
+    assert getattr(cfg.model, OLD_MODEL_FLAGS[flag]) == int(value)
 
 
-def test_an_old_data_option_on_the_command_line_warns(tmp_path):
+def test_an_old_data_option_on_the_command_line_is_refused(tmp_path):
     args = build_parser().parse_args(["--data", "corpus", "--data-option", "spec=tatoeba", "--data-option", "max_len=6",
                                       "--out", str(tmp_path / "r")])
-    with pytest.warns(DeprecationWarning, match=r"the data option 'max_len' is deprecated .*: write 'max_subwords'"):
-        cfg = resolve_config(args)[0]
-    assert cfg.data_options == {"spec": "tatoeba", "max_subwords": 6}
+    with pytest.raises(ValueError, match=r"the data option 'max_len' was removed in annotated-transformer 0\.3\.0: "
+                                         r"write 'max_subwords'"):
+        resolve_config(args)
 
 
-def test_the_command_says_it_on_one_line_each(tmp_path, capsys):
-    "Python hides a DeprecationWarning outside __main__; the command shows its own, one line each, once."
-    assert cli.main(["train", "--layers", "2", "--heads", "4", "--data", "corpus", "--data-option", "max_len=6",
-                     "--data-option", "spec=tatoeba", "--print-config", "--out", str(tmp_path / "r")]) == 0
+def test_the_command_says_it_in_one_line_and_exit_2(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["train", "--layers", "2", "--heads", "4", "--print-config", "--out", str(tmp_path / "r")])
     lines = capsys.readouterr().err.splitlines()
-    assert [line.split(" is deprecated")[0] for line in lines] == [
-        "annotated-transformer train: warning: --layers", "annotated-transformer train: warning: --heads",
-        "annotated-transformer train: warning: the data option 'max_len'"], lines
+    assert stop.value.code == 2 and lines == [
+        "annotated-transformer train: error: --layers was removed in annotated-transformer 0.3.0: write --N "
+        "(files saved by earlier releases still load)"], lines
     assert cli.main(["train", "--N", "2", "--h", "4", "--print-config", "--out", str(tmp_path / "r")]) == 0
     assert capsys.readouterr().err == ""
 

@@ -46,3 +46,11 @@ def test_the_library_imports_without_matplotlib():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(),
                          timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "EncoderDecoder", run.stderr[-2000:]
+
+
+def test_the_version_is_the_newest_released_section_of_the_changelog():
+    "__version__, settings.ini and CHANGELOG.md's newest dated section agree (Unreleased is for what comes next)."
+    import annotated_transformer
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    released = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", changelog, flags=re.M)
+    assert released and released[0][0] == annotated_transformer.__version__ == CFG["version"]

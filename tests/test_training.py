@@ -140,7 +140,7 @@ def test_rate_errors_and_lambda_lr_uses_update_number():
     ({"model": {"d_model": 500}}, "d_model=500 is not divisible by h=8"),
     ({"steps": -5}, "steps=-5 must be >= 0"),
     ({"model": {"N": 0}}, "N must be >= 1, got 0"),
-    ({"layers": 0}, "N must be >= 1, got 0"),  # the flat name of old checkpoints is the model's N
+    ({"layers": 0}, "TrainConfig key 'layers' was removed in annotated-transformer 0.3.0: write model.N"),  # typed
     ({"layers": 1, "model": {"N": 6}}, "layers=1 and model.N=6 in config disagree"),
     ({"model": {"N": 2.5}}, "N must be an int, got float"),
     ({"model": {"share_embeddings": 1}}, "share_embeddings must be True or False"),
