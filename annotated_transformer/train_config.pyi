@@ -89,7 +89,7 @@ class TrainConfig:
 
         Parameters:
         - source: names the dict in an error: a file, "the command line"
-        - warn: False for a file: its old names are read without a DeprecationWarning
+        - warn: typed: an old name is refused; False for a file: read with its old names
         """
     def to_dict(self) -> dict[Any, Any]:
         """The settings as a plain dict (what config.json and checkpoints store); the model without its vocabulary sizes."""
