@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import math
 import os
@@ -395,20 +396,21 @@ ROW_ORDER = ["base", "A_h1", "A_h4", "A_h16", "A_h32", "B_dk16", "B_dk32", "C_N2
 assert ROW_ORDER == list(VARIANTS)
 
 
-def _uncommitted():
-    "bench/provenance.py's `uncommitted`: what differs from the commit in the package and bench/, now."
+def _bench(module: str):
+    "A module of bench/ (not a package): its folder goes on sys.path, once."
     if str(Path(__file__).resolve().parent) not in sys.path:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from provenance import uncommitted
-    return uncommitted()
+    return importlib.import_module(module)
+
+
+def _uncommitted():
+    "bench/provenance.py's `uncommitted`: what differs from the commit in the package and bench/, now."
+    return _bench("provenance").uncommitted()
 
 
 def _excluded() -> set[str]:
     "The records bench/provenance_audit.py excludes (made from changed code that the run executes)."
-    if str(Path(__file__).resolve().parent) not in sys.path:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from provenance_audit import excluded
-    return excluded()
+    return _bench("provenance_audit").excluded()
 
 
 def load_records(results: Path = RESULTS, scale: str | None = None) -> list[dict]:
@@ -506,11 +508,8 @@ def paper_direction(variant: str, metric: str) -> str:
 
 
 def _stats():
-    "bench/stats.py, the experiments' statistics helper: bench/ is not a package, so its folder goes on sys.path."
-    if str(Path(__file__).resolve().parent) not in sys.path:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import stats
-    return stats
+    "bench/stats.py, the experiments' statistics helper."
+    return _bench("stats")
 
 
 # the three numbers of a run that the verdicts compare: (name, value of a record, lower is better)
