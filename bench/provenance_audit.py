@@ -18,6 +18,7 @@ Records made from now on cannot end up here silently: a modified checkout is ref
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import subprocess
 import sys
@@ -67,11 +68,14 @@ def window(date: str, seconds: float) -> tuple[list[str], list[str]]:
     start = datetime.datetime.fromisoformat(date.replace("Z", "+00:00"))
     end = start + datetime.timedelta(seconds=seconds + 3600)
     commits = _git("log", "--all", "--format=%h", f"--since={start.isoformat()}", f"--until={end.isoformat()}").split()
-    files = set()
-    for c in commits:
-        files |= {f for f in _git("show", "--name-only", "--format=", c).split()
-                  if f.startswith("annotated_transformer/") and f.endswith(".py")}
-    return commits, sorted(files)
+    return commits, sorted(set().union(*map(_package_files, commits)))
+
+
+@functools.lru_cache(maxsize=None)
+def _package_files(commit: str) -> frozenset[str]:
+    "The package's .py files COMMIT changed (runs of one session share their commits: asked once each)."
+    return frozenset(f for f in _git("show", "--name-only", "--format=", commit).split()
+                     if f.startswith("annotated_transformer/") and f.endswith(".py"))
 
 
 def replays() -> dict:
