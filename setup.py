@@ -47,7 +47,7 @@ setuptools.setup(
     include_package_data=True,
     # PEP 561: the package's type hints are for its users too; the stubs show the methods the chapters add with
     # @patch (tools/make_stubs.py writes them)
-    package_data={cfg["lib_name"]: ["py.typed", "*.pyi"],
+    package_data={cfg["lib_name"]: ["py.typed", "*.pyi", "explorer.js", "explorer.css"],  # the explorer's view
                   cfg["lib_name"] + ".corpora": ["*.txt", "*.md"]},  # the Tatoeba pairs and their attribution
     python_requires=">=" + cfg["min_python"],
     install_requires=requirements,

@@ -1,6 +1,14 @@
 """Record where the heads of a trained translation model put their attention (chapter 22): results/attention_heads.json.
 
     python bench/collect_attention.py runs/deen_paperdrop_s0 [--sentences 500] [--threads 1]
+    python bench/collect_attention.py runs/deen_paperdrop_s0 --explorer [--explorer-sentences 24]
+
+With --explorer it writes, instead, what chapter 22's attention explorer (appendix G) shows, into
+results/attention_explorer_deen.json (--out): the first EXPLORER_SENTENCES test sentences with 6 to 16 subword pieces
+on each side (--explorer-pieces; the source as the model reads it, the reference as the tokenizer splits it), each
+with every layer's and head's weights of the three kinds (teacher-forced on the reference, in hundredths), its
+reference and the model's beam translation (k = 4, alpha = 0.6), and the per-head statistics below over the first N
+test sentences.
 
 RUN_DIR is a run of `annotated-transformer train --data corpus`; its newest checkpoint is read (no averaging: the run
 kept only its last two). Recorded:
@@ -38,7 +46,7 @@ from annotated_transformer.masking import padding_mask, target_mask  # noqa: E40
 from annotated_transformer.translate import Translator  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from provenance import cpu_name  # noqa: E402
+from provenance import cpu_name, git_state, uncommitted  # noqa: E402
 
 KINDS = ("encoder self", "decoder self", "cross")
 
@@ -58,7 +66,16 @@ def main(argv=None):
     p.add_argument("run", type=Path)
     p.add_argument("--sentences", type=int, default=500)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--explorer", action="store_true", help="write results/attention_explorer_deen.json instead")
+    p.add_argument("--explorer-sentences", type=int, default=24)
+    p.add_argument("--explorer-pieces", type=int, nargs=2, default=(6, 16), metavar=("MIN", "MAX"),
+                   help="the subword pieces a sentence of the explorer has on each side")
+    p.add_argument("--out", type=Path, default=REPO / "results" / "attention_explorer_deen.json",
+                   help="where --explorer writes")
     args = p.parse_args(argv)
+    if args.explorer_sentences < 1 or args.sentences < 1:
+        p.error("--sentences and --explorer-sentences must be at least 1")
+    changed = uncommitted(REPO, ("annotated_transformer", "bench/collect_attention.py"))
     torch.set_num_threads(args.threads)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     git = lambda *a: subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()
@@ -102,6 +119,8 @@ def main(argv=None):
         statistics[kind]["even_share"] = round(even_share[kind] / len(pairs), 4)
 
     dev = [json.loads(line) for line in (args.run / "metrics.jsonl").read_text().splitlines() if '"dev_ppl"' in line]
+    if args.explorer:
+        return write_explorer(args, argv, translator, corpus, statistics, len(pairs), changed, started, dev)
     record = {
         "what": "where the heads of a trained German->English model put their attention: every layer and head of "
                 "one test sentence, and per-head means over test sentences (bench/collect_attention.py)",
@@ -120,6 +139,46 @@ def main(argv=None):
     dest = REPO / "results" / "attention_heads.json"
     dest.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {dest.relative_to(REPO)}: {len(pairs)} sentences; example {source!r} -> {translation!r}")
+
+
+def write_explorer(args, argv, translator, corpus, statistics, n_stats, changed, started, dev) -> None:
+    "results/attention_explorer_deen.json: the sentences, weights and statistics chapter 22's explorer shows."
+    from annotated_transformer.explorer import explorer_example
+
+    piece = translator.tokenizer.id_to_piece
+    size = lambda text: len(translator.tokenizer.encode(text))
+    low, high = args.explorer_pieces
+    chosen = [(s, r) for s, r in corpus.test
+              if low <= size(translator.prepare(s)) <= high and low <= size(r) <= high]
+    if len(chosen) < args.explorer_sentences:
+        raise SystemExit(f"--explorer-sentences {args.explorer_sentences}: only {len(chosen)} test sentences "
+                         f"have {low} to {high} pieces on each side (--explorer-pieces)")
+    chosen = chosen[:args.explorer_sentences]
+    outputs = translator.translate([s for s, _ in chosen], beam_size=4, length_penalty=0.6)
+    examples = []
+    for (source, reference), output in zip(chosen, outputs):
+        maps, src_ids, tgt_ids = weights_of(translator, source, reference)
+        examples.append(explorer_example(
+            maps, [piece(i) for i in src_ids] + ["</s>"], ["<s>"] + [piece(i) for i in tgt_ids], name=source,
+            text={"source": source, "reference": reference, "output": output}))
+    names = ("diagonal", "previous", "next", "first", "last", "entropy")
+    record = {
+        "what": "what chapter 22's attention explorer shows: test sentences of a trained German->English model, "
+                "every layer's and head's weights (teacher-forced on the reference, in hundredths), and per-head "
+                "statistics over test sentences (bench/collect_attention.py --explorer)",
+        "scale": 100, "examples": examples,
+        "statistics": {kind: {"sentences": n_stats, "rows": {n: statistics[kind][n] for n in names}}
+                       for kind in KINDS},
+        "run": args.run.name, "checkpoint": translator.checkpoints[-1].name,
+        "train_command": " ".join(json.loads((args.run / "config.json").read_text()).get("command", [])),
+        "model": translator.model_config, "dev_ppl": round(dev[-1]["dev_ppl"], 2) if dev else None,
+        "provenance": {"command": "python bench/collect_attention.py " + " ".join(argv or sys.argv[1:]),
+                       "git": git_state(), "uncommitted": changed, "date": started, "torch": torch.__version__,
+                       "device": f"cpu ({cpu_name()}), {args.threads} thread(s)"},
+    }
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}: {len(examples)} sentences, {len(text.encode()):,} bytes")
 
 
 if __name__ == "__main__":

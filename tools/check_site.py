@@ -16,6 +16,8 @@ For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and c
   * at 1280 px no code cell of the short path (the root page and the first part of _toc.yml) scrolls sideways
     (the others are counted in the report);
   * the page links to itself in the other editions (the language switch), and those pages exist;
+  * an attention explorer (appendix G) on the page, worked at each width by pointer and keyboard, shows the weights
+    of its data (and its data those of its recorded file), in the edition's language and in the dark theme too;
   * (the API reference, api/*: only that each page loads at 1280 px, shows autodoc's entries, fetches nothing
     from outside and logs no console error)
 and saves a screenshot of each page at each width. The site's search finds a chapter for a word of its language.
@@ -230,6 +232,8 @@ def check_page(context, base: str, page_name: str, screenshots: Path | None,
         problems.append(f"HTTP {response.status if response else 'no response'} for {url}")
     report = page.evaluate(PAGE_REPORT_JS)
     page.wait_for_timeout(200)
+    # the page's HTML as served, read apart from the browser: the explorers' data, to compare with what they show
+    explorer_html = page.request.get(url).text() if page.query_selector(".at-explorer") else None
     has_math, has_figure = expectations(root, page_name)
     if has_math and not report["mathjax_loaded"]:
         problems.append("MathJax did not load")
@@ -269,6 +273,8 @@ def check_page(context, base: str, page_name: str, screenshots: Path | None,
         if width != first_width:
             page.set_viewport_size({"width": width, "height": 900})
             page.wait_for_timeout(100)  # let the reflow settle
+        if explorer_html is not None:
+            at_width += check_explorer(page, explorer_html, page_name, root, language, width)
         clipped = page.evaluate(CLIPPED_JS)
         if clipped["count"]:
             at_width.append(f"{clipped['count']} elements clipped or sticking out without a scrollbar of their "
@@ -293,6 +299,100 @@ def check_page(context, base: str, page_name: str, screenshots: Path | None,
         failures += bool(found)
     page.close()
     return failures
+
+
+# The attention explorer (appendix G) on a page: the recorded file its data must equal, where it has one.
+EXPLORER_RECORDS = {"nbs/22_translate": "results/attention_explorer_deen.json"}
+EXPLORER_DATA = re.compile(r'<script type="application/json" class="at-data">(.*?)</script>', re.S)
+EXPLORER_WORDS = {"en": "Sentence", "zh_CN": "句子"}  # the first control's label in each edition
+
+# Runs in the page: what the explorer shows now (the readout's rows, the lines left visible) and its colours.
+EXPLORER_STATE_JS = """root => {
+  const rows = [...root.querySelectorAll('.at-readout tr[data-index]')].map(
+      tr => [...tr.querySelectorAll('td')].map(td => td.dataset.weight));
+  const lines = [...root.querySelectorAll('.at-linegroup line')].filter(l => !l.classList.contains('at-dim'))
+      .map(l => [+l.dataset.q, +l.dataset.k, +l.dataset.h, l.getAttribute('stroke-opacity')]);
+  const style = getComputedStyle(root);
+  return {rows, lines, title: (root.querySelector('.at-readout-title') || {}).textContent || '',
+          label: root.querySelector('.at-control span').textContent, bg: style.backgroundColor, fg: style.color,
+          ready: root.classList.contains('at-ready'),
+          fallbackHidden: [...root.querySelectorAll('.at-fallback')].every(f => f.hidden)};
+}"""
+
+
+def _luminance(css_colour: str) -> float:
+    r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css_colour)[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def check_explorer(page, html: str, page_name: str, root: Path, language: str, width: int) -> list[str]:
+    """Work the page's attention explorers as a reader would and compare what they show with their data: choose a
+    sentence, the cross-attention (else the first kind), the last layer and the second head; point at a query token
+    and read its weights, a key token and its column, move with the keyboard; the data must equal its recorded file
+    (where it has one), fit 1 MB, and the dark theme must turn the view dark. Problems, as lines."""
+    problems: list[str] = []
+    blobs = [json.loads(b) for b in EXPLORER_DATA.findall(html)]
+    roots = page.query_selector_all(".at-explorer")
+    if len(roots) != len(blobs):
+        return [f"explorer: {len(roots)} views on the page but {len(blobs)} data blocks in its HTML"]
+    recorded = EXPLORER_RECORDS.get(page_name)
+    if recorded and width == WIDTHS["desktop"]:
+        record = json.loads((root / recorded).read_text(encoding="utf-8"))
+        if not any(b["examples"] == record["examples"] and b.get("statistics") == record["statistics"]
+                   for b in blobs):
+            problems.append(f"explorer: no view on the page shows {recorded} as recorded")
+    for n, (element, data) in enumerate(zip(roots, blobs)):
+        size = len(element.evaluate("e => e.outerHTML").encode())
+        if size > 1_000_000:
+            problems.append(f"explorer {n}: {size:,} bytes on the page (limit 1,000,000)")
+        state = element.evaluate(EXPLORER_STATE_JS)
+        if not state["ready"] or not state["fallbackHidden"]:
+            problems.append(f"explorer {n}: the script did not set the view up (the static figure is still shown)")
+            continue
+        if state["label"] != EXPLORER_WORDS.get(language, EXPLORER_WORDS["en"]):
+            problems.append(f"explorer {n}: its controls say {state['label']!r}, not the {language} words")
+        which = min(1, len(data["examples"]) - 1)
+        example = data["examples"][which]
+        kind = "cross" if "cross" in example["kinds"] else next(iter(example["kinds"]))
+        entry = example["kinds"][kind]
+        layer, head = len(entry["w"]) - 1, min(1, len(entry["w"][0]) - 1)
+        # by position (Playwright would take a value "1" for the label "1" of the option whose value is "0");
+        # the head menu starts with "all heads"
+        element.query_selector(".at-example").select_option(index=which)
+        element.query_selector(".at-kind").select_option(value=kind)
+        element.query_selector(".at-layer").select_option(index=layer)
+        element.query_selector(".at-head").select_option(index=head + 1)
+        w = entry["w"][layer][head]  # [query][key], in units of 1/scale
+        as_shown = lambda v: f"{v / data['scale']:.2f}"
+        q = min(1, len(w) - 1)
+        element.query_selector(f".at-tok[data-side=q][data-i='{q}']").hover()
+        state = element.evaluate(EXPLORER_STATE_JS)
+        if [r[0] for r in state["rows"]] != [as_shown(v) for v in w[q]]:
+            problems.append(f"explorer {n}: query {q} of sentence {which} ({kind}, layer {layer + 1}, head "
+                            f"{head + 1}) shows {[r[0] for r in state['rows']]}, recorded {[as_shown(v) for v in w[q]]}")
+        if sorted((k, float(o)) for _, k, _, o in state["lines"]) != [(k, v / data["scale"])
+                                                                      for k, v in enumerate(w[q]) if v > 0]:
+            problems.append(f"explorer {n}: the lines left for query {q} are not its nonzero weights")
+        k = len(w[0]) - 1
+        element.query_selector(f".at-tok[data-side=k][data-i='{k}']").hover()
+        column = [r[0] for r in element.evaluate(EXPLORER_STATE_JS)["rows"]]
+        if column != [as_shown(row[k]) for row in w]:
+            problems.append(f"explorer {n}: key {k} shows the column {column}")
+        page.mouse.move(0, 0)
+        element.query_selector(".at-tok[data-side=q][data-i='0']").focus()
+        page.keyboard.press("ArrowDown")
+        moved = [r[0] for r in element.evaluate(EXPLORER_STATE_JS)["rows"]]
+        if len(w) > 1 and moved != [as_shown(v) for v in w[1]]:
+            problems.append(f"explorer {n}: ArrowDown from the first query does not show the second's weights")
+        page.keyboard.press("Escape")
+        if width == WIDTHS["desktop"]:
+            theme = page.evaluate("document.documentElement.dataset.theme || ''")
+            page.evaluate("document.documentElement.dataset.theme = 'dark'")
+            dark = element.evaluate(EXPLORER_STATE_JS)
+            page.evaluate(f"document.documentElement.dataset.theme = {json.dumps(theme)}")
+            if not _luminance(dark["bg"]) < 0.3 < _luminance(dark["fg"]):
+                problems.append(f"explorer {n}: in the dark theme its colours are {dark['fg']} on {dark['bg']}")
+    return problems
 
 
 SEARCH_WORD = {"en": "attention", "zh_CN": "注意力"}
