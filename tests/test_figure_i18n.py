@@ -84,6 +84,9 @@ def _site(tmp_path, monkeypatch, catalog):
     (site / "nbs" / "page.html").write_text(
         f'<img alt="x" src="../_images/{name}.png" style="width: 1px; height: 1px;" />', encoding="utf-8")
     (site / "_images" / "logo.png").write_bytes(png)  # on no page: left alone
+    english = tmp_path / "en"  # the English edition of the same build: the same page and image
+    (english / "nbs").mkdir(parents=True)
+    (english / "nbs" / "page.html").write_text((site / "nbs" / "page.html").read_text(), encoding="utf-8")
     path = tmp_path / "figures.yml"
     path.write_text("\n".join(f'"{k}": "{v}"' for k, v in catalog.items()), encoding="utf-8")
     monkeypatch.setattr(F, "REPO", tmp_path)
@@ -108,15 +111,39 @@ def test_a_label_without_translation_fails_the_step_and_is_named(tmp_path, monke
     assert re.search(r"no translation .* for the label 'train loss' \(nbs/page.html\)", out), out
 
 
-def test_an_image_no_figure_matches_stays_english_and_is_listed(tmp_path, monkeypatch, capsys):
+def test_a_figure_is_found_by_its_place_not_by_its_bytes(tmp_path, monkeypatch, capsys):
+    "The committed output (the Chinese page's image) differs from what this build drew: redrawn all the same."
+    site, name, png, catalog = _site(tmp_path, monkeypatch, CATALOG)
+    page = site / "nbs" / "page.html"
+    page.write_text(page.read_text().replace(name, "0" * 64), encoding="utf-8")  # a plot of measured times, say
+    (site / "_images" / f"{'0' * 64}.png").write_bytes(png[:-1] + b"\0")
+    assert F.translate_site(site, tmp_path / "kept", catalog, require_font=False) == 0
+    shown = page.read_text(encoding="utf-8")
+    assert f"_images/{name}.png" in shown and "0" * 64 not in shown  # this build's figure, in that place
+    assert (site / "_images" / f"{name}.png").read_bytes() != png  # with Chinese labels
+    assert "1 of 1 figures" in capsys.readouterr().out
+
+
+def test_a_figure_that_cannot_be_redrawn_fails_the_step(tmp_path, monkeypatch, capsys):
     site, name, png, catalog = _site(tmp_path, monkeypatch, CATALOG)
     (tmp_path / "kept" / f"{name}.pickle").unlink()
-    assert F.translate_site(site, tmp_path / "kept", catalog, require_font=False) == 0
-    assert (site / "_images" / f"{name}.png").read_bytes() == png
-    assert "kept in English" in capsys.readouterr().out
     (tmp_path / "kept" / f"{name}.error").write_text("PicklingError: a lambda")  # what the hook writes instead
-    assert F.translate_site(site, tmp_path / "kept", catalog, require_font=False) == 0
-    assert "not kept: PicklingError: a lambda" in capsys.readouterr().out
+    assert F.translate_site(site, tmp_path / "kept", catalog, require_font=False) == 1
+    assert (site / "_images" / f"{name}.png").read_bytes() == png
+    assert "nbs/page.html, image 1" in (out := capsys.readouterr().out) and "not kept: PicklingError: a lambda" in out
+    (tmp_path / "kept" / f"{name}.error").unlink()  # no figure kept, and the English page shows another image
+    english = tmp_path / "en" / "nbs" / "page.html"
+    english.write_text(english.read_text().replace(name, "1" * 64), encoding="utf-8")
+    assert F.translate_site(site, tmp_path / "kept", catalog, require_font=False) == 1
+    assert "no figure kept for it" in capsys.readouterr().out
+
+
+def test_a_page_whose_images_are_not_todays_fails_the_step(tmp_path, monkeypatch, capsys):
+    site, name, png, catalog = _site(tmp_path, monkeypatch, CATALOG)
+    english = tmp_path / "en" / "nbs" / "page.html"
+    english.write_text(english.read_text() * 2, encoding="utf-8")  # today's run draws two figures
+    assert F.translate_site(site, tmp_path / "kept", catalog, require_font=False) == 1
+    assert "nbs/page.html shows 1 images, its English page" in capsys.readouterr().out
 
 
 def test_the_catalog_is_chinese_or_says_a_name_is_kept():

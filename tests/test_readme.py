@@ -159,17 +159,22 @@ def python_blocks() -> list[tuple[str, int, str]]:
 
 
 @pytest.mark.parametrize("readme,number,code", python_blocks(), ids=lambda v: str(v) if len(str(v)) < 20 else "")
-def test_every_python_block_runs_as_printed(readme, number, code):
-    "Each block in a fresh namespace, exactly as printed (a reader pastes it alone)."
+def test_every_python_block_runs_as_printed(readme, number, code, tmp_path, monkeypatch):
+    "Each block in a fresh namespace, exactly as printed (a reader pastes it alone), in an empty folder."
+    monkeypatch.chdir(tmp_path)
     scope: dict = {"__name__": "__main__"}
     exec(compile(code, f"{readme}, python block {number}", "exec"), scope)
 
 
-def test_python_example_runs():
-    assert len(PYTHON) == 1
+def test_python_examples_run(tmp_path, monkeypatch):
+    assert len(PYTHON) == 2
     scope: dict = {}
     exec(compile(PYTHON[0], "README.md", "exec"), scope)
     assert scope["y"].shape == (1, 5, 512)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(PYTHON[1], "README.md", "exec"), {})
+    page = (tmp_path / "attention.html").read_text(encoding="utf-8")  # the explorer's page, standing alone
+    assert page.startswith("<!doctype html>") and "window.ATExplorer" in page and '"decoder self"' in page
 
 
 # ---- the command line, run as printed -------------------------------------------------------------------

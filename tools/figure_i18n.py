@@ -4,15 +4,18 @@ The Chinese edition shows the notebooks' committed outputs, and a figure's label
 the catalogs that translate the prose. So, while tools/build_site.sh executes the English edition, each IPython
 kernel keeps every figure it shows (the matplotlib Figure, pickled, under the SHA-256 of the PNG it displayed;
 `install_hook`, started by tools/ipython_kernel_config.py when BOOK_FIGURES_DIR is set). Jupyter Book names an
-output image by the same SHA-256 of its bytes, so after both editions are built, `translate_site` finds each image
-of the Chinese edition among the kept figures, replaces every label that locales/zh_CN/figures.yml translates, draws
-the figure again with the same settings, and writes it over the English image (and its size into the pages).
+output image by the same SHA-256 of its bytes. After both editions are built, `translate_site` takes each image of
+the Chinese edition by its place (page, and its position among the page's images), finds the image in the same place
+of the English edition, which this build executed, and its kept figure; replaces every label that
+locales/zh_CN/figures.yml translates, draws the figure again with the same settings, and puts it in that place (with
+its size). The Chinese edition thus shows this build's figures, as the English one does, even where the committed
+output is not reproduced bit for bit (a plot of measured times).
 
     python tools/figure_i18n.py _build/site/zh_CN [--figures _build/figures]   # what `book_i18n.py site` runs
 
-An image that no executed figure matches (its committed output differs from what the code draws today, e.g. a plot
-of measured times) keeps its English labels and is listed. A label that needs translating and has none fails the
-step: numbers, mathematics, and tick labels that are data (tokens, sizes) are left as they are.
+A figure that cannot be redrawn (the kernel could not keep it, or a page's images do not match its English page's)
+fails the step, and so does a label that needs translating and has none: numbers, mathematics, and tick labels that
+are data (tokens, sizes) are left as they are.
 """
 from __future__ import annotations
 
@@ -174,55 +177,90 @@ def png_size(png: bytes) -> tuple[int, int]:
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
+IMAGE_TAG = re.compile(r'<img\b[^>]*?\bsrc="([^"]*?_images/)([^"/]+\.png)"[^>]*>')
+
+
+def _images_in_order(text: str) -> list[re.Match]:
+    "The page's images from _images/, in the order the page shows them."
+    return list(IMAGE_TAG.finditer(text))
+
+
 def translate_site(site: Path, figures: Path = FIGURES, catalog_path: Path = CATALOG,
-                   require_font: bool = True) -> int:
-    """Redraw every image of the built edition in SITE that a kept figure matches, with Chinese labels; 1 if a label
-    with words has no translation (or, with REQUIRE_FONT, matplotlib has no Chinese font), else 0. Prints what it
-    did."""
+                   require_font: bool = True, english: Path | None = None) -> int:
+    """Redraw, with Chinese labels, every figure of the built edition in SITE, found by its place: the n-th image of a
+    page is the n-th image of the same page of the English edition (ENGLISH, default SITE's sibling `en`), which this
+    build executed, and whose figure the kernel kept under the SHA-256 of that image. The redrawn figure goes into the
+    page in the place of the committed output's image (which a timing plot, say, does not reproduce bit for bit).
+    1 if a label with words has no translation, if a figure of the English edition cannot be redrawn, if a page shows
+    another number of images than its English page, or (with REQUIRE_FONT) if matplotlib has no Chinese font; else 0.
+    Prints what it did."""
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib import font_manager
     if require_font and not any(CJK_FONT in f.name for f in font_manager.fontManager.ttflist):
         print(f"figures: matplotlib finds no {CJK_FONT} font (tools/install_system.sh installs it)")
         return 1
+    english = english if english is not None else site.parent / "en"
     catalog = read_catalog(catalog_path)
-    images = sorted((site / "_images").glob("*.png"))
-    pages = list(site.rglob("*.html"))
-    html = {p: p.read_text(encoding="utf-8") for p in pages}
-    redrawn, english, missing = 0, [], {}
-    todo = []  # (image, its kept figure, the pages that show it)
-    for image in images:
-        kept = figures / f"{image.stem}.pickle"
-        used_in = [p for p, text in html.items() if image.name in text]
-        if not used_in:
-            continue  # an image of no page (a logo, a figure of a cell that is not shown)
-        if not kept.exists():
-            error = figures / f"{image.stem}.error"  # drawn today, but the hook could not pickle it
-            why = f"not kept: {error.read_text()}" if error.exists() else "no executed figure draws this image today"
-            english.append(f"{image.name} ({', '.join(sorted(str(p.relative_to(site)) for p in used_in))}): {why}")
+    problems, missing = [], {}
+    todo: dict[str, list[tuple[Path, int]]] = {}  # English image -> the (page, place) that show it
+    pages = {}
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        ours = _images_in_order(text)
+        if not ours:
             continue
-        todo.append((image, kept, used_in))
+        twin = english / page.relative_to(site)
+        theirs = _images_in_order(twin.read_text(encoding="utf-8")) if twin.exists() else []
+        where = str(page.relative_to(site))
+        if len(theirs) != len(ours):
+            problems.append(f"{where} shows {len(ours)} images, its English page {twin} {len(theirs)}: "
+                            "its notebook's committed outputs are not today's (run it again)")
+            continue
+        pages[page] = text
+        for place, (mine, other) in enumerate(zip(ours, theirs)):
+            image = other.group(2)
+            kept = figures / f"{Path(image).stem}.pickle"
+            if kept.exists():
+                todo.setdefault(image, []).append((page, place))
+            elif image != mine.group(2) or (figures / f"{Path(image).stem}.error").exists():
+                # an image this build executed, of a figure the hook did not keep: it cannot be redrawn
+                error = figures / f"{Path(image).stem}.error"
+                why = f"not kept: {error.read_text()}" if error.exists() else "no figure kept for it"
+                problems.append(f"{where}, image {place + 1} ({image}): {why}")
+            # else the same file in both editions and no figure drew it (a picture of the prose): as it is
+    names = list(todo)
     # one process a core: drawing is most of the step (about 40 s for the book's 61 figures, one after another)
-    with ProcessPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1) or 1) as pool:
-        drawn = list(pool.map(redraw, [kept for _, kept, _ in todo], [catalog] * len(todo)))
-    for (image, _, used_in), (png, untranslated, density) in zip(todo, drawn):
+    with ProcessPoolExecutor(max_workers=min(len(names), os.cpu_count() or 1) or 1) as pool:
+        drawn = list(pool.map(redraw, [figures / f"{Path(n).stem}.pickle" for n in names], [catalog] * len(names)))
+    new_images: dict[Path, dict[int, tuple[str, tuple[int, int]]]] = {}
+    for name, (png, untranslated, density) in zip(names, drawn):
         for label in untranslated:
-            missing.setdefault(label, set()).update(str(p.relative_to(site)) for p in used_in)
-        image.write_bytes(png)
-        shown = [n // density for n in png_size(png)]
-        style = re.compile(r'(src="[^"]*' + re.escape(image.name) + r'"[^>]*?style=")width: \d+px; height: \d+px;')
-        for page in used_in:
-            html[page] = style.sub(rf"\g<1>width: {shown[0]}px; height: {shown[1]}px;", html[page])
-        redrawn += 1
-    for page, text in html.items():
-        page.write_text(text, encoding="utf-8")
-    print(f"figures: {redrawn} of {redrawn + len(english)} figures of {site} drawn again with Chinese labels")
-    for item in english:
-        print(f"  kept in English: {item}")
+            missing.setdefault(label, set()).update(str(p.relative_to(site)) for p, _ in todo[name])
+        (site / "_images" / name).write_bytes(png)
+        shown = tuple(n // density for n in png_size(png))
+        for page, place in todo[name]:
+            new_images.setdefault(page, {})[place] = (name, shown)
+    for page, places in new_images.items():
+        text, out, at = pages[page], [], 0
+        for place, match in enumerate(_images_in_order(text)):
+            if place not in places:
+                continue
+            name, (width, height) = places[place]
+            tag = match.group(0).replace(match.group(2), name)  # src and alt
+            tag = re.sub(r"width: \d+px; height: \d+px;", f"width: {width}px; height: {height}px;", tag)
+            out += [text[at:match.start()], tag]
+            at = match.end()
+        page.write_text("".join(out) + text[at:], encoding="utf-8")
+    redrawn = sum(len(v) for v in todo.values())
+    print(f"figures: {redrawn} of {redrawn + len(problems)} figures of {site} drawn again with Chinese labels, "
+          f"each in its place (as {english} executed it)")
+    for item in problems:
+        print(f"  FAIL {item}")
     for label, where in sorted(missing.items()):
         print(f"  FAIL no translation in {catalog_path.relative_to(REPO)} for the label {label!r} "
               f"({', '.join(sorted(where))})")
-    return 1 if missing else 0
+    return 1 if missing or problems else 0
 
 
 def main(argv=None) -> int:
