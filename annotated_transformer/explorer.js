@@ -27,7 +27,8 @@
       hint: "Hover over a token, or focus one (Tab, then the arrow keys), to see where it looks and what looks at " +
             "it; click or press Enter to pin it, Escape to let go.",
       queries: "queries", keys: "keys", lines: "Where each query looks", matrix: "All weights (row: query, column: key)",
-      looksAt: "{t} looks at", lookedAtBy: "looking at {t}", weight: "weight", none: "No token chosen.",
+      looksAt: "query {i}, “{t}”, looks at", lookedAtBy: "looking at key {i}, “{t}”", weight: "weight",
+      none: "No token chosen.",
       source: "Source", output: "Model output", reference: "Reference",
       stats: "Where each head's weight goes", over: "mean over {n} sentences", statHead: "head",
       statNames: {diagonal: "own position", previous: "position before", next: "position after",
@@ -41,7 +42,7 @@
       hint: "把鼠标移到一个词元上，或用键盘聚焦它（Tab，再用方向键），看它看向哪里、哪些词元看向它；" +
             "单击或按回车固定，按 Esc 取消。",
       queries: "查询", keys: "键", lines: "每个查询看向哪里", matrix: "全部权重（行：查询，列：键）",
-      looksAt: "{t} 看向", lookedAtBy: "看向 {t} 的", weight: "权重", none: "尚未选择词元。",
+      looksAt: "查询 {i}“{t}”看向", lookedAtBy: "看向键 {i}“{t}”的查询", weight: "权重", none: "尚未选择词元。",
       source: "原文", output: "模型译文", reference: "参考译文",
       stats: "每个头的权重落在哪里", over: "{n} 个句子的平均", statHead: "头",
       statNames: {diagonal: "自身位置", previous: "前一位置", next: "后一位置",
@@ -359,7 +360,7 @@
     var tokens = f.side === "q" ? this.keys : this.queries;
     var chosen = (f.side === "q" ? this.queries : this.keys)[f.i];
     this.readout.appendChild(el("p", {"class": "at-readout-title"},
-                                fill(f.side === "q" ? s.looksAt : s.lookedAtBy, {t: chosen})));
+                                fill(f.side === "q" ? s.looksAt : s.lookedAtBy, {t: chosen, i: f.i + 1})));
     var table = el("table", {"class": "at-readout-table"});
     var head = el("tr");
     head.appendChild(el("th", {}, f.side === "q" ? s.keys : s.queries));
@@ -371,7 +372,10 @@
     table.appendChild(head);
     tokens.forEach(function (t, j) {
       var tr = el("tr", {"data-index": j});
-      tr.appendChild(el("th", {scope: "row"}, t));
+      var name = el("th", {scope: "row"});
+      name.appendChild(el("span", {"class": "at-pos"}, String(j + 1)));
+      name.appendChild(document.createTextNode(" " + t));
+      tr.appendChild(name);
       self.shown.heads.forEach(function (h) {
         var v = f.side === "q" ? self.shown.w[h][f.i][j] : self.shown.w[h][j][f.i];
         var td = el("td", {"data-h": h, "data-weight": v.toFixed(2)}, v.toFixed(2));

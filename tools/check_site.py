@@ -389,7 +389,8 @@ def check_explorer(page, html: str, page_name: str, root: Path, language: str, w
             theme = page.evaluate("document.documentElement.dataset.theme || ''")
             page.evaluate("document.documentElement.dataset.theme = 'dark'")
             dark = element.evaluate(EXPLORER_STATE_JS)
-            page.evaluate(f"document.documentElement.dataset.theme = {json.dumps(theme)}")
+            page.evaluate(f"document.documentElement.dataset.theme = {json.dumps(theme)}" if theme
+                          else "delete document.documentElement.dataset.theme")  # ('' upsets the theme)
             if not _luminance(dark["bg"]) < 0.3 < _luminance(dark["fg"]):
                 problems.append(f"explorer {n}: in the dark theme its colours are {dark['fg']} on {dark['bg']}")
     return problems
