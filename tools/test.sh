@@ -6,8 +6,9 @@
 #   4. the Chinese edition's catalogs hold exactly today's English messages, every one translated,
 #   5. both editions of the book build with warnings treated as errors, the English one executing every notebook
 #      (two at a time; `#| eval: false` cells are skipped, as nbdev_test skips them), and
-#   6. the built site renders in headless Chromium (math typeset, figures, no console errors; the Chinese pages
-#      in a real CJK font, with no markup left over), and
+#   6. the built site renders in headless Chromium (math typeset, figures, no console errors, the attention explorers
+#      showing their data when worked by pointer and keyboard; the Chinese pages in a real CJK font, with no markup
+#      left over), and
 #   7. the wheel alone, without the dev extra, in a clean virtualenv with the requirements a user's install resolves,
 #      runs a user's script (tools/wheel_check.sh).
 set -euo pipefail
