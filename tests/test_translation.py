@@ -284,3 +284,50 @@ def test_the_new_terms_are_one_vocabulary():
     assert i18n.glossary_problems("nbs/x", msgid, "哈佛笔记本是前置归一化的。", GLOSSARY) == []
     # "recipe" is the training recipe; the textbook's recipe for a masked softmax is another word (做法)
     assert i18n.glossary_problems("nbs/x", "The textbook recipe gives NaN.", "教科书的做法给出 NaN。", GLOSSARY) == []
+
+
+def test_the_terms_that_drifted_have_one_rendering():
+    "issue 63: stack, heat map, KV cache, nat, piece, live hypothesis, greedy decoding, the short path, (build)."
+    def problems(en, zh):
+        return i18n.glossary_problems("nbs/x", en, zh, GLOSSARY)
+    # one paper quote in three forms: only 堆叠 passes
+    en = 'Positional encodings are added "at the bottoms of the encoder and decoder stacks".'
+    ok = "位置编码（positional encoding）加在“编码器和解码器堆叠的底部”。"
+    assert problems(en, ok) == []
+    assert problems(en, ok.replace("堆叠", "栈")) == ["glossary: 'stack' is '堆叠'", "glossary: 'stack' is '堆叠', not also '栈'"]
+    assert problems(en, ok.replace("堆叠", "堆栈")) == ["glossary: 'stack' is '堆叠'",
+                                                       "glossary: 'stack' is '堆叠', not also '堆栈'"]
+    # a competing rendering beside the glossary's, in one message
+    assert problems("Two stacks, each a stack of layers.", "两个堆叠，每个都是一个层栈。") == [
+        "glossary: 'stack' is '堆叠', not also '栈'"]
+    assert problems("The heat maps of chapter 22.", "第 22 章的热力图与热图。") == [
+        "glossary: 'heat map' is '热力图', not also '热图'"]
+    assert problems("The KV cache saves work.", "键值缓存省下工作。") == [
+        "glossary: 'key/value cache' is '键/值缓存'", "glossary: 'key/value cache' is '键/值缓存', not also '键值缓存'"]
+    assert problems("The loss falls below 3 nats.", "损失降到 3 nats 以下。")[-1] == "glossary: 'nat' is '奈特', not also 'nats'"
+    assert problems("Exercise 01.1 (build): the parameters by formula",
+                    "练习 01.1（构建）：用公式算出参数")[-1] == "glossary: '(build)' is '（动手实现）', not also '（构建）'"
+    assert problems("Each row is a translation piece.", "每一行是译文的一个词片。")[-1] == \
+        "glossary: 'piece' is '片段', not also '词片'"
+    assert problems("Every piece of this book is tested.", "本书的每个部分都经过测试。") == []  # not a subword piece
+    assert problems("Each live hypothesis grows.", "每个存活的假设都会增长。")[-1] == \
+        "glossary: 'live hypothesis' is '活跃假设', not also '存活'"
+    assert problems("Decode with greedy or beam search.", "用贪心搜索或束搜索解码。")[-1] == \
+        "glossary: 'greedy decoding' is '贪心解码', not also '贪心搜索'"
+    assert problems("The short path is part 1.", "快速路径是第一部分。")[-1] == \
+        "glossary: 'the short path' is '捷径', not also '快速路径'"
+
+
+def test_figure_labels_and_the_chinese_readme_use_the_glossary():
+    labels = {"mean entropy (nats)": "平均熵（nats）", "KV cache: every step": "KV 缓存：每一步",
+              "layer $l$ (12-layer stack)": "第 $l$ 层（12 层的堆叠）", "d_model={}": "d_model={}"}
+    assert i18n.figure_problems(labels, GLOSSARY) == [
+        "figures.yml: glossary: 'nat' is '奈特': 'mean entropy (nats)': '平均熵（nats）'",
+        "figures.yml: glossary: 'nat' is '奈特', not 'nats': 'mean entropy (nats)': '平均熵（nats）'",
+        "figures.yml: glossary: 'key/value cache' is '键/值缓存': 'KV cache: every step': 'KV 缓存：每一步'",
+        "figures.yml: glossary: 'key/value cache' is '键/值缓存', not 'KV 缓存': 'KV cache: every step': 'KV 缓存：每一步'"]
+    import yaml
+    assert i18n.figure_problems(yaml.safe_load(i18n.FIGURES.read_text(encoding="utf-8")), GLOSSARY) == []
+    assert i18n.readme_problems("| 11 | [解码：贪心解码、束搜索与键值缓存](nbs/11_decoding.ipynb) |", GLOSSARY) == [
+        "README.zh-CN.md: glossary: 'key/value cache' is '键/值缓存', not '键值缓存'"]
+    assert i18n.readme_problems(i18n.README_ZH.read_text(encoding="utf-8"), GLOSSARY) == []

@@ -194,8 +194,53 @@ def glossary_problems(chapter: str, msgid: str, msgstr: str, data: dict) -> list
         text = text.replace(name, " ")
     excused = {e["term"] for e in data.get("exceptions", [])
                if e["chapter"] == chapter and msgid.startswith(e["message"])}
-    return [f"glossary: {t['en']!r} is {t['zh']!r}" for t in data["terms"]
-            if t["en"] not in excused and t["regex"].search(text) and t["zh"] not in msgstr]
+    problems = [f"glossary: {t['en']!r} is {t['zh']!r}" for t in data["terms"]
+                if t["en"] not in excused and t["regex"].search(text) and t["zh"] not in msgstr]
+    chinese = _NOT_PROSE.sub(" ", msgstr)
+    for t in data["terms"]:
+        if t["en"] not in excused and (t["regex"].search(text) or t["zh"] in chinese):
+            problems += [f"glossary: {t['en']!r} is {t['zh']!r}, not also {r!r}" for r in rivals(t, chinese)]
+    return problems
+
+
+def rivals(term: dict, chinese: str) -> list[str]:
+    """The rival renderings of TERM (its `rivals` in the glossary) that CHINESE uses, once its own rendering is set
+    aside (堆叠 is not 堆栈; 栈 counts where 堆栈 does not: the longer rivals first)."""
+    chinese, found = chinese.replace(term["zh"], " "), []
+    for rival in sorted(term.get("rivals", []), key=len, reverse=True):
+        if rival in chinese:
+            found.append(rival)
+            chinese = chinese.replace(rival, " ")
+    return found
+
+
+FIGURES = LOCALES / "zh_CN" / "figures.yml"
+README_ZH = REPO / "README.zh-CN.md"
+
+
+def figure_problems(labels: dict[str, str], data: dict) -> list[str]:
+    """The figures' labels (locales/zh_CN/figures.yml, {English: Chinese}) hold to the glossary as the prose does:
+    a label whose English uses a term gives its Chinese, and no label uses a rival rendering."""
+    problems = []
+    for en, zh in labels.items():
+        if en == zh:  # a name or a setting, the same in both editions (d_model={}, SoftMax)
+            continue
+        english, chinese = " ".join(str(en).split()), "".join(str(zh).split())
+        for t in data["terms"]:
+            used = t["regex"].search(english)
+            if used and "".join(t["zh"].split()) not in chinese:
+                problems.append(f"figures.yml: glossary: {t['en']!r} is {t['zh']!r}: {en!r}: {zh!r}")
+            if used or t["zh"] in chinese:
+                problems += [f"figures.yml: glossary: {t['en']!r} is {t['zh']!r}, not {r!r}: {en!r}: {zh!r}"
+                             for r in rivals(t, str(zh))]
+    return problems
+
+
+def readme_problems(text: str, data: dict) -> list[str]:
+    "README.zh-CN.md uses the glossary's renderings: none of their rivals."
+    prose = _NOT_PROSE.sub(" ", re.sub(r"```.*?```", " ", text, flags=re.S))
+    return [f"README.zh-CN.md: glossary: {t['en']!r} is {t['zh']!r}, not {r!r}"
+            for t in data["terms"] for r in rivals(t, prose)]
 
 
 def reading_order() -> list[str]:
@@ -279,6 +324,15 @@ def _bare_gloss(term: dict) -> re.Pattern:
     return re.compile(re.escape(term["zh"]) + r"[（(]\s*(?:" + _pattern(term) + r")\s*[）)]", re.I)
 
 
+def _gloss_of(term: dict) -> re.Pattern:
+    "A parenthesis that gives TERM's English: （beam search）, （key/value cache，第 21 章）."
+    return re.compile(r"[（(][^）)]*?(?<![\w-])(?:" + _pattern(term) + r")(?![\w-])[^）)]*[）)]", re.I)
+
+
+# the text of a link to a page of the book: [解码：贪心解码、束搜索与键/值缓存](11_decoding.ipynb)
+_PAGE_LINK_TEXT = re.compile(r"\[[^\[\]]*\](?=\([\w./-]+\.(?:ipynb|md)(?:#[^)]*)?\))")
+
+
 def _depth(text: str) -> int:
     deepest = depth = 0
     for ch in text:
@@ -306,10 +360,17 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
         heading = set(titles.get(chapter, []))
         body[chapter] = [m for m in chapters[chapter] if _normal(m.id) not in heading]
         heads[chapter] = [m for m in chapters[chapter] if _normal(m.id) in heading]
-        prose = [_NOT_PROSE.sub(" ", m.id) for m in body[chapter] if is_prose(m.id)]
+        prose = [_NOT_PROSE.sub(" ", _PAGE_LINK_TEXT.sub(" ", m.id)) for m in body[chapter] if is_prose(m.id)]
         for name in data.get("keep", []):
             prose = [text.replace(name, " ") for text in prose]
-        uses[chapter] = {t["en"] for t in data["terms"] if any(t["regex"].search(text) for text in prose)}
+        # a term inside a compound that has its own entry, glossed once or never (the key of "key/value cache"),
+        # is glossed by that compound
+        inner = list(prose)
+        for t in data["terms"]:
+            if _gloss_scope(t) != "chapter":
+                inner = [t["regex"].sub(" ", text) for text in inner]
+        uses[chapter] = {t["en"] for t in data["terms"]
+                         if any(t["regex"].search(text) for text in (inner if _gloss_scope(t) == "chapter" else prose))}
     first = {}  # a book-wide term: the first chapter that uses it
     for chapter in ranked:
         for t in data["terms"]:
@@ -320,7 +381,7 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
             scope, glossed, bare = _gloss_scope(t), _glossed(t), _bare_gloss(t)
             if scope == "none":
                 continue
-            has_gloss = any(glossed.search(m.string) for m in body[chapter])
+            has_gloss = any(glossed.search(_PAGE_LINK_TEXT.sub(" ", m.string)) for m in body[chapter])
             if scope == "chapter" and t["en"] in uses[chapter] and (chapter, t["en"]) not in skip and not has_gloss:
                 problems.append(f"{chapter}: glossary: {t['en']!r} is used but never given as {t['zh']}（{t['en']}） "
                                 "in this chapter (at its first use)")
@@ -331,6 +392,11 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
                 problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in the book (in {first.get(t['en'])}), "
                              f"not again here: {hit.group(0)!r}: {_short(m.id)}"
                              for m in body[chapter] for hit in bare.finditer(m.string)]
+        for m in body[chapter]:  # a link's text that names a page (its title, a contents line) holds no gloss
+            for link in _PAGE_LINK_TEXT.finditer(m.string):
+                if any(_gloss_of(t).search(link.group(0)) for t in data["terms"]):
+                    problems.append(f"{chapter}: glossary: no gloss in the text of a link to a page "
+                                    f"({_short(link.group(0), 50)}): {_short(m.id)}")
         for m in heads[chapter]:
             for t in data["terms"]:
                 if re.search(r"[（(][^）)]*?(?<![\w-])(?:" + _pattern(t) + r")(?![\w-])[^）)]*[）)]", m.string, re.I):
@@ -457,6 +523,9 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
                 problems += [f"{chapter}: {p}: {_short(msgid)}" for p in markup_problems(msgid, m.string)
                              + glossary_problems(chapter, msgid, m.string, terms)
                              + style_problems(msgid, m.string, terms)]
+    if not only:
+        problems += figure_problems(yaml.safe_load(FIGURES.read_text(encoding="utf-8")) or {}, terms)
+        problems += readme_problems(README_ZH.read_text(encoding="utf-8"), terms)
     titles = {chapter: page_titles(chapter) for chapter in set(pots) | set(pos)}
     messages = {chapter: {m.id: m.string for m in msgs} for chapter, msgs in done.items()}
     problems += gloss_problems(done, terms, titles=titles) + title_problems(messages, titles)
