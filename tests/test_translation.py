@@ -331,3 +331,17 @@ def test_figure_labels_and_the_chinese_readme_use_the_glossary():
     assert i18n.readme_problems("| 11 | [解码：贪心解码、束搜索与键值缓存](nbs/11_decoding.ipynb) |", GLOSSARY) == [
         "README.zh-CN.md: glossary: 'key/value cache' is '键/值缓存', not '键值缓存'"]
     assert i18n.readme_problems(i18n.README_ZH.read_text(encoding="utf-8"), GLOSSARY) == []
+
+
+def test_a_box_of_a_figure_is_named_as_the_figure_draws_it():
+    import yaml
+    labels = yaml.safe_load(i18n.FIGURES.read_text(encoding="utf-8"))
+    en = "This chapter is about the optional **Mask** box of Figure 2 (left)."
+    assert i18n.box_problems(en, "本章讲的是图 2（左）中可选的 **Mask** 方框。", labels) == [
+        "figure: the box **Mask** is named as the figure draws it, 掩码（可选）"]
+    assert i18n.box_problems(en, "本章讲的是图 2（左）中标为**掩码（可选）**的方框（英文 Mask）。", labels) == []
+    en = "The two other boxes: **Add & Norm** and **Feed Forward**."
+    assert i18n.box_problems(en, "另外两个方框：**Add & Norm** 和 **Feed Forward**。", labels) == [
+        "figure: the box **Feed Forward** is named as the figure draws it, 前馈网络"]  # Add & Norm is drawn as it is
+    # and the labels themselves: "masked (False)" reads as the prose does
+    assert labels["masked (False)"].startswith("被掩码遮住")

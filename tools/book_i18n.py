@@ -236,6 +236,21 @@ def figure_problems(labels: dict[str, str], data: dict) -> list[str]:
     return problems
 
 
+def box_problems(msgid: str, msgstr: str, labels: dict[str, str]) -> list[str]:
+    """A figure's box that the English names in bold (**Mask**, **Feed Forward**) is named in the Chinese as the
+    figure draws it (figures.yml: 掩码（可选）, 前馈网络), not by its English alone."""
+    drawn = {" ".join(str(en).split()): "".join(str(zh).split()) for en, zh in labels.items()}
+    drawn = {en: zh for en, zh in drawn.items() if en != zh and re.search(r"[\u4e00-\u9fff]", zh)}
+    names = {re.sub(r"\s*\([^)]*\)$", "", en): zh for en, zh in drawn.items()}  # Mask (opt.) is named **Mask**
+    names.update(drawn)
+    problems = []
+    for bold in re.findall(r"\*\*([^*]+?)\*\*", _NOT_PROSE.sub(" ", msgid)):
+        zh = names.get(" ".join(bold.split()))
+        if zh and zh not in "".join(msgstr.split()):
+            problems.append(f"figure: the box **{bold}** is named as the figure draws it, {zh}")
+    return problems
+
+
 def readme_problems(text: str, data: dict) -> list[str]:
     "README.zh-CN.md uses the glossary's renderings: none of their rivals."
     prose = _NOT_PROSE.sub(" ", re.sub(r"```.*?```", " ", text, flags=re.S))
@@ -496,6 +511,7 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
                      for c in toc_captions() if not translated_captions.get(c)]
         problems += [f"locales/{lang}/captions.yml: {c!r} is no part caption of _toc.yml"
                      for c in translated_captions if c not in toc_captions()]
+    labels = yaml.safe_load(FIGURES.read_text(encoding="utf-8")) or {}
     done: dict[str, list] = {}  # {chapter: its translated messages}, for the checks across chapters
     for chapter in sorted(set(pots) | set(pos)):
         if chapter not in pos:
@@ -522,9 +538,9 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
             else:
                 problems += [f"{chapter}: {p}: {_short(msgid)}" for p in markup_problems(msgid, m.string)
                              + glossary_problems(chapter, msgid, m.string, terms)
-                             + style_problems(msgid, m.string, terms)]
+                             + style_problems(msgid, m.string, terms) + box_problems(msgid, m.string, labels)]
     if not only:
-        problems += figure_problems(yaml.safe_load(FIGURES.read_text(encoding="utf-8")) or {}, terms)
+        problems += figure_problems(labels, terms)
         problems += readme_problems(README_ZH.read_text(encoding="utf-8"), terms)
     titles = {chapter: page_titles(chapter) for chapter in set(pots) | set(pos)}
     messages = {chapter: {m.id: m.string for m in msgs} for chapter, msgs in done.items()}
