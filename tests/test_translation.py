@@ -345,3 +345,25 @@ def test_a_box_of_a_figure_is_named_as_the_figure_draws_it():
         "figure: the box **Feed Forward** is named as the figure draws it, 前馈网络"]  # Add & Norm is drawn as it is
     # and the labels themselves: "masked (False)" reads as the prose does
     assert labels["masked (False)"].startswith("被掩码遮住")
+
+
+def test_a_term_is_glossed_once_in_a_chapter():
+    en1, en2 = "The decoder reads the encoder's output.", "Teacher forcing feeds the decoder the target."
+    once = {en1: "解码器（decoder）读取编码器（encoder）的输出。", en2: "强制教学（teacher forcing）把目标句喂给解码器。"}
+    assert i18n.gloss_problems(_messages(nbs__a=once), GLOSSARY, ["nbs/a"], {}) == []
+    twice = {**once, en2: "强制教学（teacher forcing）把目标句喂给解码器（decoder）。"}
+    assert i18n.gloss_problems(_messages(nbs__a=twice), GLOSSARY, ["nbs/a"], {}) == [
+        "nbs/a: glossary: 'decoder' is glossed once in a chapter, not again: '解码器（decoder）': "
+        "'Teacher forcing feeds the decoder the target.'"]
+
+
+def test_emphasis_does_not_hide_a_split_compound():
+    en = "Each layer ends with a position-wise *feed-forward* network and grouped-query attention."
+    def split(zh):
+        return i18n.gloss_problems(_messages(nbs__a={en: zh}), GLOSSARY, ["nbs/a"], {})
+    assert "a gloss splits a compound (前馈*（feed-forward）网…)" in " ".join(
+        split("每层以一个逐位置的*前馈*（feed-forward）网络和分组查询注意力（grouped-query attention）结尾。"))
+    assert "a gloss splits a compound (查询（query）注…)" in " ".join(
+        split("每层以一个逐位置的*前馈网络*（feed-forward network）和分组查询（query）注意力结尾。"))
+    assert not [p for p in split("每层以一个逐位置的*前馈网络*（feed-forward network）和分组查询注意力（grouped-query "
+                                 "attention）结尾。") if "splits" in p]

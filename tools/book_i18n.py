@@ -316,7 +316,7 @@ table tables projection projections bias biases cache caches stack stacks varian
 pieces count counts budget budgets id ids representation representations tokenizer tokenizers accuracy hidden width
 widths norm norms rate rates step steps signal signals state states score scores length lengths position positions
 pair pairs split splits loss losses distribution distributions model models input inputs output outputs
-self-attention vocabulary vocabularies tokens embeddings""".split())
+self-attention vocabulary vocabularies tokens embeddings attention""".split())
 
 
 def _gloss_scope(term: dict) -> str:
@@ -342,6 +342,16 @@ def _bare_gloss(term: dict) -> re.Pattern:
 def _gloss_of(term: dict) -> re.Pattern:
     "A parenthesis that gives TERM's English: （beam search）, （key/value cache，第 21 章）."
     return re.compile(r"[（(][^）)]*?(?<![\w-])(?:" + _pattern(term) + r")(?![\w-])[^）)]*[）)]", re.I)
+
+
+def glosses(text: str, data: dict) -> list[str]:
+    "The glosses in TEXT: each parenthesis that gives a glossary term's English (注意力（attention）: 'attention')."
+    text = _NOT_PROSE.sub(" ", text)
+    found = []
+    for paren in re.finditer(r"（([^（）]*)）", text):
+        if any(t["regex"].search(paren.group(1)) for t in data["terms"] if _gloss_scope(t) != "none"):
+            found.append(paren.group(1))
+    return found
 
 
 # the text of a link to a page of the book: [解码：贪心解码、束搜索与键/值缓存](11_decoding.ipynb)
@@ -403,6 +413,10 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
             if scope == "book" and first.get(t["en"]) == chapter and not has_gloss:
                 problems.append(f"{chapter}: glossary: {t['en']!r} is first used in the book here but never given as "
                                 f"{t['zh']}（{t['en']}）")
+            if scope == "chapter":  # once in a chapter: a second 注意力（attention） repeats what the reader has
+                again = [(m, hit) for m in body[chapter] for hit in bare.finditer(m.string)][1:]
+                problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in a chapter, not again: "
+                             f"{hit.group(0)!r}: {_short(m.id)}" for m, hit in again]
             if scope == "book" and first.get(t["en"]) != chapter:
                 problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in the book (in {first.get(t['en'])}), "
                              f"not again here: {hit.group(0)!r}: {_short(m.id)}"
@@ -421,9 +435,11 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
         for m in body[chapter]:
             english = _NOT_PROSE.sub(" ", m.id)
             for t in data["terms"]:
-                for hit in re.finditer(_bare_gloss(t).pattern + r"(?=(?P<next>[\u4e00-\u9fff]))", m.string, re.I):
+                # *前馈*（feed-forward）网络: emphasis around the term hides the compound, it does not end it
+                split = re.escape(t["zh"]) + r"\**[（(]\s*(?:" + _pattern(t) + r")\s*[）)]\**(?=(?P<next>[\u4e00-\u9fff]))"
+                for hit in re.finditer(split, m.string, re.I):
                     after = [a.group("word").lower() for a in re.finditer(
-                        r"(?<![\w-])(?:" + _pattern(t) + r")(?![\w-])\s+(?P<word>[A-Za-z][\w-]*)", english, re.I)]
+                        r"(?<!\w)(?:" + _pattern(t) + r")(?![\w-])[*_]*\s+[*_]*(?P<word>[A-Za-z][\w-]*)", english, re.I)]
                     if hit.group("next") not in _FUNCTION and any(a in _COMPOUND_HEADS for a in after):
                         problems.append(f"{chapter}: glossary: a gloss splits a compound ({hit.group(0)}"
                                         f"{hit.group('next')}…): gloss the whole of it: {_short(m.id)}")
