@@ -367,3 +367,36 @@ def test_emphasis_does_not_hide_a_split_compound():
         split("每层以一个逐位置的*前馈网络*（feed-forward network）和分组查询（query）注意力结尾。"))
     assert not [p for p in split("每层以一个逐位置的*前馈网络*（feed-forward network）和分组查询注意力（grouped-query "
                                  "attention）结尾。") if "splits" in p]
+
+
+def test_a_quoted_heading_reads_as_the_heading_is_translated():
+    titles = {"nbs/27_heads": ["Why several heads", "Different heads can look at different positions"]}
+    en = 'The toy of "Different heads can look at different positions" shows a two-head layer.'
+    messages = {"nbs/27_heads": {"Different heads can look at different positions": "不同的头可以关注不同的位置",
+                                 en: "“不同的头可以看向不同的位置”一节中的小例子展示了一个双头层。"}}
+    assert i18n.heading_problems(messages, titles) == [
+        "nbs/27_heads: heading: a quoted heading reads as it is translated, “不同的头可以关注不同的位置”: "
+        "'The toy of \"Different heads can look at different positions\" shows a two-head layer.'"]
+    messages["nbs/27_heads"][en] = "“不同的头可以关注不同的位置”一节中的小例子展示了一个双头层。"
+    assert i18n.heading_problems(messages, titles) == []
+    real = {chapter: {m.id: m.string for m in i18n._read(path) if m.id and m.string} for chapter, path in CATALOGS.items()}
+    assert i18n.heading_problems(real, {chapter: i18n.page_titles(chapter) for chapter in CATALOGS}) == []
+
+
+def test_the_contents_of_chapter_00_name_the_chapters_as_the_chinese_readme():
+    en = "| 11 | [Decoding: greedy, beam search, KV cache](nbs/11_decoding.ipynb) | §6.1 | — |\n"
+    zh = "| 11 | [解码：贪心解码、束搜索与键/值缓存](nbs/11_decoding.ipynb) | §6.1 | — |\n"
+    msgid = "[Decoding: greedy, beam search, KV cache](11_decoding.ipynb)"
+    old = {msgid: "[解码：贪心、束搜索（beam search）与 KV 缓存](11_decoding.ipynb)"}
+    assert i18n.contents_problems(old, en, zh) == [
+        "nbs/00_introduction: contents: nbs/11_decoding is named as in README.zh-CN.md, '解码：贪心解码、束搜索与键/值缓存': "
+        "'[解码：贪心、束搜索（beam search）与 KV 缓存](11_decoding.ipynb)'"]
+    assert i18n.contents_problems({msgid: "[解码：贪心解码、束搜索与键/值缓存](11_decoding.ipynb)"}, en, zh) == []
+    intro = {m.id: m.string for m in i18n._read(CATALOGS["nbs/00_introduction"]) if m.id}
+    assert i18n.contents_problems(intro, (REPO / "README.md").read_text(encoding="utf-8"),
+                                  (REPO / "README.zh-CN.md").read_text(encoding="utf-8")) == []
+    # no gloss in a link to a page: a contents line is the page's name
+    link = "[Batches: special tokens, teacher forcing, a token budget](08_batches.ipynb)"
+    assert "nbs/a: glossary: no gloss in the text of a link to a page ('[批量（batch）：特殊词元与词元预算]'): " \
+        "'[Batches: special tokens, teacher forcing, a token budget](08_batches.ipynb)'" in i18n.gloss_problems(
+            _messages(nbs__a={link: "[批量（batch）：特殊词元与词元预算](08_batches.ipynb)"}), GLOSSARY, ["nbs/a"], {})

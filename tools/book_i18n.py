@@ -504,6 +504,42 @@ def title_problems(messages: dict[str, dict[str, str]], titles: dict[str, list[s
     return problems
 
 
+def heading_problems(messages: dict[str, dict[str, str]], titles: dict[str, list[str]]) -> list[str]:
+    """A heading of the page quoted in its prose ("Different heads can look at different positions") is quoted in the
+    Chinese as the heading is translated, word for word. MESSAGES: {chapter: {English: Chinese}}; TITLES: page_titles."""
+    problems = []
+    for chapter, msgs in messages.items():
+        headings = {h: msgs[h] for h in titles.get(chapter, [])[1:] if msgs.get(h)}
+        for msgid, msgstr in msgs.items():
+            if _normal(msgid) in headings:
+                continue
+            for quoted in re.findall(r'"([^"]+)"|“([^”]+)”', msgid):
+                text = _normal(quoted[0] or quoted[1]).rstrip(".,;:")
+                if text in headings and f"“{headings[text]}”" not in msgstr:
+                    problems.append(f"{chapter}: heading: a quoted heading reads as it is translated, "
+                                    f"“{headings[text]}”: {_short(msgid)}")
+    return problems
+
+
+_README_ROW = re.compile(r"^\| [\w]+ \| \[(.+?)\]\((nbs/[\w.]+)\.ipynb\)", re.M)
+
+
+def contents_problems(introduction: dict[str, str], readme_en: str, readme_zh: str) -> list[str]:
+    """Chapter 00's contents name each chapter as the chapter table of README.zh-CN.md does, where the English
+    contents and README.md agree. INTRODUCTION: chapter 00's {English: Chinese}."""
+    english = {path: text for text, path in _README_ROW.findall(readme_en)}
+    chinese = {path: text for text, path in _README_ROW.findall(readme_zh)}
+    problems = []
+    for msgid, msgstr in introduction.items():
+        line = re.fullmatch(r"\[(.+)\]\(([\w.-]+)\.ipynb\)", msgid.strip())
+        path = line and f"nbs/{line.group(2)}"
+        if line and english.get(path) == line.group(1) and chinese.get(path):
+            if msgstr.strip() != f"[{chinese[path]}]({line.group(2)}.ipynb)":
+                problems.append(f"nbs/00_introduction: contents: {path} is named as in README.zh-CN.md, "
+                                f"{chinese[path]!r}: {_short(msgstr)}")
+    return problems
+
+
 def consistency_problems(messages: dict[str, dict[str, str]]) -> list[str]:
     "An English message that several chapters share (the exercises' boilerplate, a heading) has one translation."
     seen: dict[str, tuple[str, str]] = {}
@@ -561,7 +597,10 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
     titles = {chapter: page_titles(chapter) for chapter in set(pots) | set(pos)}
     messages = {chapter: {m.id: m.string for m in msgs} for chapter, msgs in done.items()}
     problems += gloss_problems(done, terms, titles=titles) + title_problems(messages, titles)
-    problems += consistency_problems(messages)
+    problems += consistency_problems(messages) + heading_problems(messages, titles)
+    if not only and "nbs/00_introduction" in messages:
+        problems += contents_problems(messages["nbs/00_introduction"], (REPO / "README.md").read_text(encoding="utf-8"),
+                                      README_ZH.read_text(encoding="utf-8"))
     return [p for p in problems if not only or p.startswith(f"{only}: ")]
 
 
