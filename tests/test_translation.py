@@ -400,3 +400,12 @@ def test_the_contents_of_chapter_00_name_the_chapters_as_the_chinese_readme():
     assert "nbs/a: glossary: no gloss in the text of a link to a page ('[批量（batch）：特殊词元与词元预算]'): " \
         "'[Batches: special tokens, teacher forcing, a token budget](08_batches.ipynb)'" in i18n.gloss_problems(
             _messages(nbs__a={link: "[批量（batch）：特殊词元与词元预算](08_batches.ipynb)"}), GLOSSARY, ["nbs/a"], {})
+
+
+def test_a_bold_label_keeps_its_full_stop_inside():
+    def style(zh):
+        return i18n.style_problems("An English message with words.", zh, GLOSSARY)
+    assert style("**它不是 WMT。** WMT 2014 是新闻文本。") == []
+    assert style("**它不是 WMT**。WMT 2014 是新闻文本。") == ["bold label: the full stop goes inside the bold: **它不是 WMT。**"]
+    assert style("**它不是 WMT。**WMT 2014 是新闻文本。") == ["bold label: a space after **它不是 WMT。**"]
+    assert style("两者都与论文**相悖**。下一段。") == []  # a bold word inside a sentence is no label

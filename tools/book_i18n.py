@@ -25,7 +25,8 @@ and one house style:
   everyday terms; around whole compounds; never inside another parenthesis, in a heading or in a subtitle;
 * a link whose English text is a chapter's title gives that chapter's Chinese title;
 * an English message that several chapters share has one translation (the exercises' boilerplate);
-* bold labels as `**预期结果：** ` (the colon inside the bold, then a space), percentages as `65%`;
+* bold labels as `**预期结果：** ` (the colon inside the bold, then a space) and `**它不是 WMT。**` (a message that
+  opens with a bold label keeps its full stop inside the bold too), percentages as `65%`;
 * displayed formulas: only the words in `\text{}` change, and they are translated.
 """
 from __future__ import annotations
@@ -478,8 +479,11 @@ def style_problems(msgid: str, msgstr: str, data: dict | None = None) -> list[st
         label, after = bold.group(1), bold.group(2)
         if after in "：:" and after:
             problems.append(f"bold label: the colon goes inside the bold, then a space: **{label}：** ")
-        elif label[-1] in "：:" and after and not after.isspace():
+        elif label[-1] in "：:。？！" and after and not after.isspace():
             problems.append(f"bold label: a space after **{label}**")
+    label = re.match(r"\s*(?:[-*+]\s+)?\*\*(?=\S)([^*]+?)(?<=\S)\*\*([。？！.?!])", prose)
+    if label:  # a message that opens with a bold label: its full stop, like its colon, is inside the bold
+        problems.append(f"bold label: the full stop goes inside the bold: **{label.group(1)}{label.group(2)}**")
     if re.search(r"\d\s+[%％]|\d％", prose):
         problems.append("percent: 65%, no space and no full-width ％")
     if _depth(prose) > 1 and _depth(_NOT_PROSE.sub(" ", msgid)) < 2:
