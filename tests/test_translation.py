@@ -409,3 +409,14 @@ def test_a_bold_label_keeps_its_full_stop_inside():
     assert style("**它不是 WMT**。WMT 2014 是新闻文本。") == ["bold label: the full stop goes inside the bold: **它不是 WMT。**"]
     assert style("**它不是 WMT。**WMT 2014 是新闻文本。") == ["bold label: a space after **它不是 WMT。**"]
     assert style("两者都与论文**相悖**。下一段。") == []  # a bold word inside a sentence is no label
+
+
+def test_gloss_density_is_limited_from_a_part_on():
+    en = "The decoder reads the encoder's output."
+    dense = _messages(nbs__b={en: "解码器（decoder）读取编码器（encoder）的输出。", "Plain words here.": "平常的话。"})
+    limit = {**GLOSSARY, "gloss_density": {"from_part": 2, "per_100": 10}}
+    assert i18n.density_problems(dense, limit, {"nbs/b": 2}) == [
+        "nbs/b: glossary: 2 glosses in 2 messages, more than 10 per 100 from part 2 on"]
+    assert i18n.density_problems(dense, limit, {"nbs/b": 1}) == []  # part 1 glosses every term
+    assert i18n.glosses("注意力（attention）与键/值缓存（key/value cache，第 21 章）", GLOSSARY) == [
+        "attention", "key/value cache，第 21 章"]

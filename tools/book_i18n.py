@@ -355,6 +355,28 @@ def glosses(text: str, data: dict) -> list[str]:
     return found
 
 
+def density_problems(chapters: dict[str, list], data: dict, parts: dict[str, int]) -> list[str]:
+    """Chapters whose glosses exceed the glossary's `gloss_density` ({from_part: P, per_100: N}): at most N glosses
+    per 100 messages in the chapters of part P and later, where every term has been glossed before.
+    CHAPTERS: {chapter: its translated messages}; PARTS: {chapter: its part's number in _toc.yml}."""
+    limit = data.get("gloss_density")
+    problems = []
+    for chapter, msgs in chapters.items():
+        if not limit or not msgs or parts.get(chapter, 0) < limit["from_part"]:
+            continue
+        n = sum(len(glosses(m.string, data)) for m in msgs)
+        if 100 * n > limit["per_100"] * len(msgs):
+            problems.append(f"{chapter}: glossary: {n} glosses in {len(msgs)} messages, "
+                            f"more than {limit['per_100']} per 100 from part {limit['from_part']} on")
+    return problems
+
+
+def toc_parts() -> dict[str, int]:
+    "{chapter: the number of its part in _toc.yml, from 1}."
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    return {c["file"]: k for k, part in enumerate(toc["parts"], 1) for c in part["chapters"]}
+
+
 # the text of a link to a page of the book: [解码：贪心解码、束搜索与键/值缓存](11_decoding.ipynb)
 _PAGE_LINK_TEXT = re.compile(r"\[[^\[\]]*\](?=\([\w./-]+\.(?:ipynb|md)(?:#[^)]*)?\))")
 
@@ -601,6 +623,7 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
     titles = {chapter: page_titles(chapter) for chapter in set(pots) | set(pos)}
     messages = {chapter: {m.id: m.string for m in msgs} for chapter, msgs in done.items()}
     problems += gloss_problems(done, terms, titles=titles) + title_problems(messages, titles)
+    problems += density_problems(done, terms, toc_parts())
     problems += consistency_problems(messages) + heading_problems(messages, titles)
     if not only and "nbs/00_introduction" in messages:
         problems += contents_problems(messages["nbs/00_introduction"], (REPO / "README.md").read_text(encoding="utf-8"),
