@@ -23,7 +23,13 @@ and one house style:
 * the terms of locales/glossary.yml, wherever the English uses them, and their glosses (the English in
   parentheses, 注意力（attention）) where the glossary's rule puts them: per chapter, or once in the book for
   everyday terms; around whole compounds; never inside another parenthesis, in a heading or in a subtitle;
-* a link whose English text is a chapter's title gives that chapter's Chinese title;
+* no rival rendering of a term (its `rivals` in the glossary: 栈 for 堆叠) where the English uses the term or beside
+  its rendering, nor in the figures' labels (locales/zh_CN/figures.yml, which give the glossary's terms too) or in
+  README.zh-CN.md; a figure's box that the English names in bold is named as the figure draws it (掩码（可选）);
+* a term glossed once in a chapter, no gloss in a link to a page, glosses around whole compounds even through
+  emphasis; at most `gloss_density` glosses per 100 messages from a part on, where the glossary sets it;
+* a link whose English text is a chapter's title gives that chapter's Chinese title; a heading quoted in its page's
+  prose reads as the heading is translated; chapter 00's contents name the chapters as README.zh-CN.md's table;
 * an English message that several chapters share has one translation (the exercises' boilerplate);
 * bold labels as `**预期结果：** ` (the colon inside the bold, then a space) and `**它不是 WMT。**` (a message that
   opens with a bold label keeps its full stop inside the bold too), percentages as `65%`;
