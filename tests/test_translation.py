@@ -284,3 +284,139 @@ def test_the_new_terms_are_one_vocabulary():
     assert i18n.glossary_problems("nbs/x", msgid, "哈佛笔记本是前置归一化的。", GLOSSARY) == []
     # "recipe" is the training recipe; the textbook's recipe for a masked softmax is another word (做法)
     assert i18n.glossary_problems("nbs/x", "The textbook recipe gives NaN.", "教科书的做法给出 NaN。", GLOSSARY) == []
+
+
+def test_the_terms_that_drifted_have_one_rendering():
+    "issue 63: stack, heat map, KV cache, nat, piece, live hypothesis, greedy decoding, the short path, (build)."
+    def problems(en, zh):
+        return i18n.glossary_problems("nbs/x", en, zh, GLOSSARY)
+    # one paper quote in three forms: only 堆叠 passes
+    en = 'Positional encodings are added "at the bottoms of the encoder and decoder stacks".'
+    ok = "位置编码（positional encoding）加在“编码器和解码器堆叠的底部”。"
+    assert problems(en, ok) == []
+    assert problems(en, ok.replace("堆叠", "栈")) == ["glossary: 'stack' is '堆叠'", "glossary: 'stack' is '堆叠', not also '栈'"]
+    assert problems(en, ok.replace("堆叠", "堆栈")) == ["glossary: 'stack' is '堆叠'",
+                                                       "glossary: 'stack' is '堆叠', not also '堆栈'"]
+    # a competing rendering beside the glossary's, in one message
+    assert problems("Two stacks, each a stack of layers.", "两个堆叠，每个都是一个层栈。") == [
+        "glossary: 'stack' is '堆叠', not also '栈'"]
+    assert problems("The heat maps of chapter 22.", "第 22 章的热力图与热图。") == [
+        "glossary: 'heat map' is '热力图', not also '热图'"]
+    assert problems("The KV cache saves work.", "键值缓存省下工作。") == [
+        "glossary: 'key/value cache' is '键/值缓存'", "glossary: 'key/value cache' is '键/值缓存', not also '键值缓存'"]
+    assert problems("The loss falls below 3 nats.", "损失降到 3 nats 以下。")[-1] == "glossary: 'nat' is '奈特', not also 'nats'"
+    assert problems("Exercise 01.1 (build): the parameters by formula",
+                    "练习 01.1（构建）：用公式算出参数")[-1] == "glossary: '(build)' is '（动手实现）', not also '（构建）'"
+    assert problems("Each row is a translation piece.", "每一行是译文的一个词片。")[-1] == \
+        "glossary: 'piece' is '片段', not also '词片'"
+    assert problems("Every piece of this book is tested.", "本书的每个部分都经过测试。") == []  # not a subword piece
+    assert problems("Each live hypothesis grows.", "每个存活的假设都会增长。")[-1] == \
+        "glossary: 'live hypothesis' is '活跃假设', not also '存活'"
+    assert problems("Decode with greedy or beam search.", "用贪心搜索或束搜索解码。")[-1] == \
+        "glossary: 'greedy decoding' is '贪心解码', not also '贪心搜索'"
+    assert problems("The short path is part 1.", "快速路径是第一部分。")[-1] == \
+        "glossary: 'the short path' is '捷径', not also '快速路径'"
+
+
+def test_figure_labels_and_the_chinese_readme_use_the_glossary():
+    labels = {"mean entropy (nats)": "平均熵（nats）", "KV cache: every step": "KV 缓存：每一步",
+              "layer $l$ (12-layer stack)": "第 $l$ 层（12 层的堆叠）", "d_model={}": "d_model={}"}
+    assert i18n.figure_problems(labels, GLOSSARY) == [
+        "figures.yml: glossary: 'nat' is '奈特': 'mean entropy (nats)': '平均熵（nats）'",
+        "figures.yml: glossary: 'nat' is '奈特', not 'nats': 'mean entropy (nats)': '平均熵（nats）'",
+        "figures.yml: glossary: 'key/value cache' is '键/值缓存': 'KV cache: every step': 'KV 缓存：每一步'",
+        "figures.yml: glossary: 'key/value cache' is '键/值缓存', not 'KV 缓存': 'KV cache: every step': 'KV 缓存：每一步'"]
+    import yaml
+    assert i18n.figure_problems(yaml.safe_load(i18n.FIGURES.read_text(encoding="utf-8")), GLOSSARY) == []
+    assert i18n.readme_problems("| 11 | [解码：贪心解码、束搜索与键值缓存](nbs/11_decoding.ipynb) |", GLOSSARY) == [
+        "README.zh-CN.md: glossary: 'key/value cache' is '键/值缓存', not '键值缓存'"]
+    assert i18n.readme_problems(i18n.README_ZH.read_text(encoding="utf-8"), GLOSSARY) == []
+
+
+def test_a_box_of_a_figure_is_named_as_the_figure_draws_it():
+    import yaml
+    labels = yaml.safe_load(i18n.FIGURES.read_text(encoding="utf-8"))
+    en = "This chapter is about the optional **Mask** box of Figure 2 (left)."
+    assert i18n.box_problems(en, "本章讲的是图 2（左）中可选的 **Mask** 方框。", labels) == [
+        "figure: the box **Mask** is named as the figure draws it, 掩码（可选）"]
+    assert i18n.box_problems(en, "本章讲的是图 2（左）中标为**掩码（可选）**的方框（英文 Mask）。", labels) == []
+    en = "The two other boxes: **Add & Norm** and **Feed Forward**."
+    assert i18n.box_problems(en, "另外两个方框：**Add & Norm** 和 **Feed Forward**。", labels) == [
+        "figure: the box **Feed Forward** is named as the figure draws it, 前馈网络"]  # Add & Norm is drawn as it is
+    # and the labels themselves: "masked (False)" reads as the prose does
+    assert labels["masked (False)"].startswith("被掩码遮住")
+
+
+def test_a_term_is_glossed_once_in_a_chapter():
+    en1, en2 = "The decoder reads the encoder's output.", "Teacher forcing feeds the decoder the target."
+    once = {en1: "解码器（decoder）读取编码器（encoder）的输出。", en2: "强制教学（teacher forcing）把目标句喂给解码器。"}
+    assert i18n.gloss_problems(_messages(nbs__a=once), GLOSSARY, ["nbs/a"], {}) == []
+    twice = {**once, en2: "强制教学（teacher forcing）把目标句喂给解码器（decoder）。"}
+    assert i18n.gloss_problems(_messages(nbs__a=twice), GLOSSARY, ["nbs/a"], {}) == [
+        "nbs/a: glossary: 'decoder' is glossed once in a chapter, not again: '解码器（decoder）': "
+        "'Teacher forcing feeds the decoder the target.'"]
+
+
+def test_emphasis_does_not_hide_a_split_compound():
+    en = "Each layer ends with a position-wise *feed-forward* network and grouped-query attention."
+    def split(zh):
+        return i18n.gloss_problems(_messages(nbs__a={en: zh}), GLOSSARY, ["nbs/a"], {})
+    assert "a gloss splits a compound (前馈*（feed-forward）网…)" in " ".join(
+        split("每层以一个逐位置的*前馈*（feed-forward）网络和分组查询注意力（grouped-query attention）结尾。"))
+    assert "a gloss splits a compound (查询（query）注…)" in " ".join(
+        split("每层以一个逐位置的*前馈网络*（feed-forward network）和分组查询（query）注意力结尾。"))
+    assert not [p for p in split("每层以一个逐位置的*前馈网络*（feed-forward network）和分组查询注意力（grouped-query "
+                                 "attention）结尾。") if "splits" in p]
+
+
+def test_a_quoted_heading_reads_as_the_heading_is_translated():
+    titles = {"nbs/27_heads": ["Why several heads", "Different heads can look at different positions"]}
+    en = 'The toy of "Different heads can look at different positions" shows a two-head layer.'
+    messages = {"nbs/27_heads": {"Different heads can look at different positions": "不同的头可以关注不同的位置",
+                                 en: "“不同的头可以看向不同的位置”一节中的小例子展示了一个双头层。"}}
+    assert i18n.heading_problems(messages, titles) == [
+        "nbs/27_heads: heading: a quoted heading reads as it is translated, “不同的头可以关注不同的位置”: "
+        "'The toy of \"Different heads can look at different positions\" shows a two-head layer.'"]
+    messages["nbs/27_heads"][en] = "“不同的头可以关注不同的位置”一节中的小例子展示了一个双头层。"
+    assert i18n.heading_problems(messages, titles) == []
+    real = {chapter: {m.id: m.string for m in i18n._read(path) if m.id and m.string} for chapter, path in CATALOGS.items()}
+    assert i18n.heading_problems(real, {chapter: i18n.page_titles(chapter) for chapter in CATALOGS}) == []
+
+
+def test_the_contents_of_chapter_00_name_the_chapters_as_the_chinese_readme():
+    en = "| 11 | [Decoding: greedy, beam search, KV cache](nbs/11_decoding.ipynb) | §6.1 | — |\n"
+    zh = "| 11 | [解码：贪心解码、束搜索与键/值缓存](nbs/11_decoding.ipynb) | §6.1 | — |\n"
+    msgid = "[Decoding: greedy, beam search, KV cache](11_decoding.ipynb)"
+    old = {msgid: "[解码：贪心、束搜索（beam search）与 KV 缓存](11_decoding.ipynb)"}
+    assert i18n.contents_problems(old, en, zh) == [
+        "nbs/00_introduction: contents: nbs/11_decoding is named as in README.zh-CN.md, '解码：贪心解码、束搜索与键/值缓存': "
+        "'[解码：贪心、束搜索（beam search）与 KV 缓存](11_decoding.ipynb)'"]
+    assert i18n.contents_problems({msgid: "[解码：贪心解码、束搜索与键/值缓存](11_decoding.ipynb)"}, en, zh) == []
+    intro = {m.id: m.string for m in i18n._read(CATALOGS["nbs/00_introduction"]) if m.id}
+    assert i18n.contents_problems(intro, (REPO / "README.md").read_text(encoding="utf-8"),
+                                  (REPO / "README.zh-CN.md").read_text(encoding="utf-8")) == []
+    # no gloss in a link to a page: a contents line is the page's name
+    link = "[Batches: special tokens, teacher forcing, a token budget](08_batches.ipynb)"
+    assert "nbs/a: glossary: no gloss in the text of a link to a page ('[批量（batch）：特殊词元与词元预算]'): " \
+        "'[Batches: special tokens, teacher forcing, a token budget](08_batches.ipynb)'" in i18n.gloss_problems(
+            _messages(nbs__a={link: "[批量（batch）：特殊词元与词元预算](08_batches.ipynb)"}), GLOSSARY, ["nbs/a"], {})
+
+
+def test_a_bold_label_keeps_its_full_stop_inside():
+    def style(zh):
+        return i18n.style_problems("An English message with words.", zh, GLOSSARY)
+    assert style("**它不是 WMT。** WMT 2014 是新闻文本。") == []
+    assert style("**它不是 WMT**。WMT 2014 是新闻文本。") == ["bold label: the full stop goes inside the bold: **它不是 WMT。**"]
+    assert style("**它不是 WMT。**WMT 2014 是新闻文本。") == ["bold label: a space after **它不是 WMT。**"]
+    assert style("两者都与论文**相悖**。下一段。") == []  # a bold word inside a sentence is no label
+
+
+def test_gloss_density_is_limited_from_a_part_on():
+    en = "The decoder reads the encoder's output."
+    dense = _messages(nbs__b={en: "解码器（decoder）读取编码器（encoder）的输出。", "Plain words here.": "平常的话。"})
+    limit = {**GLOSSARY, "gloss_density": {"from_part": 2, "per_100": 10}}
+    assert i18n.density_problems(dense, limit, {"nbs/b": 2}) == [
+        "nbs/b: glossary: 2 glosses in 2 messages, more than 10 per 100 from part 2 on"]
+    assert i18n.density_problems(dense, limit, {"nbs/b": 1}) == []  # part 1 glosses every term
+    assert i18n.glosses("注意力（attention）与键/值缓存（key/value cache，第 21 章）", GLOSSARY) == [
+        "attention", "key/value cache，第 21 章"]

@@ -23,9 +23,16 @@ and one house style:
 * the terms of locales/glossary.yml, wherever the English uses them, and their glosses (the English in
   parentheses, 注意力（attention）) where the glossary's rule puts them: per chapter, or once in the book for
   everyday terms; around whole compounds; never inside another parenthesis, in a heading or in a subtitle;
-* a link whose English text is a chapter's title gives that chapter's Chinese title;
+* no rival rendering of a term (its `rivals` in the glossary: 栈 for 堆叠) where the English uses the term or beside
+  its rendering, nor in the figures' labels (locales/zh_CN/figures.yml, which give the glossary's terms too) or in
+  README.zh-CN.md; a figure's box that the English names in bold is named as the figure draws it (掩码（可选）);
+* a term glossed once in a chapter, no gloss in a link to a page, glosses around whole compounds even through
+  emphasis; at most `gloss_density` glosses per 100 messages from a part on, where the glossary sets it;
+* a link whose English text is a chapter's title gives that chapter's Chinese title; a heading quoted in its page's
+  prose reads as the heading is translated; chapter 00's contents name the chapters as README.zh-CN.md's table;
 * an English message that several chapters share has one translation (the exercises' boilerplate);
-* bold labels as `**预期结果：** ` (the colon inside the bold, then a space), percentages as `65%`;
+* bold labels as `**预期结果：** ` (the colon inside the bold, then a space) and `**它不是 WMT。**` (a message that
+  opens with a bold label keeps its full stop inside the bold too), percentages as `65%`;
 * displayed formulas: only the words in `\text{}` change, and they are translated.
 """
 from __future__ import annotations
@@ -194,8 +201,68 @@ def glossary_problems(chapter: str, msgid: str, msgstr: str, data: dict) -> list
         text = text.replace(name, " ")
     excused = {e["term"] for e in data.get("exceptions", [])
                if e["chapter"] == chapter and msgid.startswith(e["message"])}
-    return [f"glossary: {t['en']!r} is {t['zh']!r}" for t in data["terms"]
-            if t["en"] not in excused and t["regex"].search(text) and t["zh"] not in msgstr]
+    problems = [f"glossary: {t['en']!r} is {t['zh']!r}" for t in data["terms"]
+                if t["en"] not in excused and t["regex"].search(text) and t["zh"] not in msgstr]
+    chinese = _NOT_PROSE.sub(" ", msgstr)
+    for t in data["terms"]:
+        if t["en"] not in excused and (t["regex"].search(text) or t["zh"] in chinese):
+            problems += [f"glossary: {t['en']!r} is {t['zh']!r}, not also {r!r}" for r in rivals(t, chinese)]
+    return problems
+
+
+def rivals(term: dict, chinese: str) -> list[str]:
+    """The rival renderings of TERM (its `rivals` in the glossary) that CHINESE uses, once its own rendering is set
+    aside (堆叠 is not 堆栈; 栈 counts where 堆栈 does not: the longer rivals first)."""
+    chinese, found = chinese.replace(term["zh"], " "), []
+    for rival in sorted(term.get("rivals", []), key=len, reverse=True):
+        if rival in chinese:
+            found.append(rival)
+            chinese = chinese.replace(rival, " ")
+    return found
+
+
+FIGURES = LOCALES / "zh_CN" / "figures.yml"
+README_ZH = REPO / "README.zh-CN.md"
+
+
+def figure_problems(labels: dict[str, str], data: dict) -> list[str]:
+    """The figures' labels (locales/zh_CN/figures.yml, {English: Chinese}) hold to the glossary as the prose does:
+    a label whose English uses a term gives its Chinese, and no label uses a rival rendering."""
+    problems = []
+    for en, zh in labels.items():
+        if en == zh:  # a name or a setting, the same in both editions (d_model={}, SoftMax)
+            continue
+        english, chinese = " ".join(str(en).split()), "".join(str(zh).split())
+        for t in data["terms"]:
+            used = t["regex"].search(english)
+            if used and "".join(t["zh"].split()) not in chinese:
+                problems.append(f"figures.yml: glossary: {t['en']!r} is {t['zh']!r}: {en!r}: {zh!r}")
+            if used or t["zh"] in chinese:
+                problems += [f"figures.yml: glossary: {t['en']!r} is {t['zh']!r}, not {r!r}: {en!r}: {zh!r}"
+                             for r in rivals(t, str(zh))]
+    return problems
+
+
+def box_problems(msgid: str, msgstr: str, labels: dict[str, str]) -> list[str]:
+    """A figure's box that the English names in bold (**Mask**, **Feed Forward**) is named in the Chinese as the
+    figure draws it (figures.yml: 掩码（可选）, 前馈网络), not by its English alone."""
+    drawn = {" ".join(str(en).split()): "".join(str(zh).split()) for en, zh in labels.items()}
+    drawn = {en: zh for en, zh in drawn.items() if en != zh and re.search(r"[\u4e00-\u9fff]", zh)}
+    names = {re.sub(r"\s*\([^)]*\)$", "", en): zh for en, zh in drawn.items()}  # Mask (opt.) is named **Mask**
+    names.update(drawn)
+    problems = []
+    for bold in re.findall(r"\*\*([^*]+?)\*\*", _NOT_PROSE.sub(" ", msgid)):
+        zh = names.get(" ".join(bold.split()))
+        if zh and zh not in "".join(msgstr.split()):
+            problems.append(f"figure: the box **{bold}** is named as the figure draws it, {zh}")
+    return problems
+
+
+def readme_problems(text: str, data: dict) -> list[str]:
+    "README.zh-CN.md uses the glossary's renderings: none of their rivals."
+    prose = _NOT_PROSE.sub(" ", re.sub(r"```.*?```", " ", text, flags=re.S))
+    return [f"README.zh-CN.md: glossary: {t['en']!r} is {t['zh']!r}, not {r!r}"
+            for t in data["terms"] for r in rivals(t, prose)]
 
 
 def reading_order() -> list[str]:
@@ -256,7 +323,7 @@ table tables projection projections bias biases cache caches stack stacks varian
 pieces count counts budget budgets id ids representation representations tokenizer tokenizers accuracy hidden width
 widths norm norms rate rates step steps signal signals state states score scores length lengths position positions
 pair pairs split splits loss losses distribution distributions model models input inputs output outputs
-self-attention vocabulary vocabularies tokens embeddings""".split())
+self-attention vocabulary vocabularies tokens embeddings attention""".split())
 
 
 def _gloss_scope(term: dict) -> str:
@@ -277,6 +344,47 @@ def _glossed(term: dict) -> re.Pattern:
 def _bare_gloss(term: dict) -> re.Pattern:
     "TERM's Chinese with only its own English after it: 批量（batch）, 词元（tokens）."
     return re.compile(re.escape(term["zh"]) + r"[（(]\s*(?:" + _pattern(term) + r")\s*[）)]", re.I)
+
+
+def _gloss_of(term: dict) -> re.Pattern:
+    "A parenthesis that gives TERM's English: （beam search）, （key/value cache，第 21 章）."
+    return re.compile(r"[（(][^）)]*?(?<![\w-])(?:" + _pattern(term) + r")(?![\w-])[^）)]*[）)]", re.I)
+
+
+def glosses(text: str, data: dict) -> list[str]:
+    "The glosses in TEXT: each parenthesis that gives a glossary term's English (注意力（attention）: 'attention')."
+    text = _NOT_PROSE.sub(" ", text)
+    found = []
+    for paren in re.finditer(r"（([^（）]*)）", text):
+        if any(t["regex"].search(paren.group(1)) for t in data["terms"] if _gloss_scope(t) != "none"):
+            found.append(paren.group(1))
+    return found
+
+
+def density_problems(chapters: dict[str, list], data: dict, parts: dict[str, int]) -> list[str]:
+    """Chapters whose glosses exceed the glossary's `gloss_density` ({from_part: P, per_100: N}): at most N glosses
+    per 100 messages in the chapters of part P and later, where every term has been glossed before.
+    CHAPTERS: {chapter: its translated messages}; PARTS: {chapter: its part's number in _toc.yml}."""
+    limit = data.get("gloss_density")
+    problems = []
+    for chapter, msgs in chapters.items():
+        if not limit or not msgs or parts.get(chapter, 0) < limit["from_part"]:
+            continue
+        n = sum(len(glosses(m.string, data)) for m in msgs)
+        if 100 * n > limit["per_100"] * len(msgs):
+            problems.append(f"{chapter}: glossary: {n} glosses in {len(msgs)} messages, "
+                            f"more than {limit['per_100']} per 100 from part {limit['from_part']} on")
+    return problems
+
+
+def toc_parts() -> dict[str, int]:
+    "{chapter: the number of its part in _toc.yml, from 1}."
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    return {c["file"]: k for k, part in enumerate(toc["parts"], 1) for c in part["chapters"]}
+
+
+# the text of a link to a page of the book: [解码：贪心解码、束搜索与键/值缓存](11_decoding.ipynb)
+_PAGE_LINK_TEXT = re.compile(r"\[[^\[\]]*\](?=\([\w./-]+\.(?:ipynb|md)(?:#[^)]*)?\))")
 
 
 def _depth(text: str) -> int:
@@ -306,10 +414,17 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
         heading = set(titles.get(chapter, []))
         body[chapter] = [m for m in chapters[chapter] if _normal(m.id) not in heading]
         heads[chapter] = [m for m in chapters[chapter] if _normal(m.id) in heading]
-        prose = [_NOT_PROSE.sub(" ", m.id) for m in body[chapter] if is_prose(m.id)]
+        prose = [_NOT_PROSE.sub(" ", _PAGE_LINK_TEXT.sub(" ", m.id)) for m in body[chapter] if is_prose(m.id)]
         for name in data.get("keep", []):
             prose = [text.replace(name, " ") for text in prose]
-        uses[chapter] = {t["en"] for t in data["terms"] if any(t["regex"].search(text) for text in prose)}
+        # a term inside a compound that has its own entry, glossed once or never (the key of "key/value cache"),
+        # is glossed by that compound
+        inner = list(prose)
+        for t in data["terms"]:
+            if _gloss_scope(t) != "chapter":
+                inner = [t["regex"].sub(" ", text) for text in inner]
+        uses[chapter] = {t["en"] for t in data["terms"]
+                         if any(t["regex"].search(text) for text in (inner if _gloss_scope(t) == "chapter" else prose))}
     first = {}  # a book-wide term: the first chapter that uses it
     for chapter in ranked:
         for t in data["terms"]:
@@ -320,17 +435,26 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
             scope, glossed, bare = _gloss_scope(t), _glossed(t), _bare_gloss(t)
             if scope == "none":
                 continue
-            has_gloss = any(glossed.search(m.string) for m in body[chapter])
+            has_gloss = any(glossed.search(_PAGE_LINK_TEXT.sub(" ", m.string)) for m in body[chapter])
             if scope == "chapter" and t["en"] in uses[chapter] and (chapter, t["en"]) not in skip and not has_gloss:
                 problems.append(f"{chapter}: glossary: {t['en']!r} is used but never given as {t['zh']}（{t['en']}） "
                                 "in this chapter (at its first use)")
             if scope == "book" and first.get(t["en"]) == chapter and not has_gloss:
                 problems.append(f"{chapter}: glossary: {t['en']!r} is first used in the book here but never given as "
                                 f"{t['zh']}（{t['en']}）")
+            if scope == "chapter":  # once in a chapter: a second 注意力（attention） repeats what the reader has
+                again = [(m, hit) for m in body[chapter] for hit in bare.finditer(m.string)][1:]
+                problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in a chapter, not again: "
+                             f"{hit.group(0)!r}: {_short(m.id)}" for m, hit in again]
             if scope == "book" and first.get(t["en"]) != chapter:
                 problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in the book (in {first.get(t['en'])}), "
                              f"not again here: {hit.group(0)!r}: {_short(m.id)}"
                              for m in body[chapter] for hit in bare.finditer(m.string)]
+        for m in body[chapter]:  # a link's text that names a page (its title, a contents line) holds no gloss
+            for link in _PAGE_LINK_TEXT.finditer(m.string):
+                if any(_gloss_of(t).search(link.group(0)) for t in data["terms"]):
+                    problems.append(f"{chapter}: glossary: no gloss in the text of a link to a page "
+                                    f"({_short(link.group(0), 50)}): {_short(m.id)}")
         for m in heads[chapter]:
             for t in data["terms"]:
                 if re.search(r"[（(][^）)]*?(?<![\w-])(?:" + _pattern(t) + r")(?![\w-])[^）)]*[）)]", m.string, re.I):
@@ -340,9 +464,11 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
         for m in body[chapter]:
             english = _NOT_PROSE.sub(" ", m.id)
             for t in data["terms"]:
-                for hit in re.finditer(_bare_gloss(t).pattern + r"(?=(?P<next>[\u4e00-\u9fff]))", m.string, re.I):
+                # *前馈*（feed-forward）网络: emphasis around the term hides the compound, it does not end it
+                split = re.escape(t["zh"]) + r"\**[（(]\s*(?:" + _pattern(t) + r")\s*[）)]\**(?=(?P<next>[\u4e00-\u9fff]))"
+                for hit in re.finditer(split, m.string, re.I):
                     after = [a.group("word").lower() for a in re.finditer(
-                        r"(?<![\w-])(?:" + _pattern(t) + r")(?![\w-])\s+(?P<word>[A-Za-z][\w-]*)", english, re.I)]
+                        r"(?<!\w)(?:" + _pattern(t) + r")(?![\w-])[*_]*\s+[*_]*(?P<word>[A-Za-z][\w-]*)", english, re.I)]
                     if hit.group("next") not in _FUNCTION and any(a in _COMPOUND_HEADS for a in after):
                         problems.append(f"{chapter}: glossary: a gloss splits a compound ({hit.group(0)}"
                                         f"{hit.group('next')}…): gloss the whole of it: {_short(m.id)}")
@@ -381,8 +507,11 @@ def style_problems(msgid: str, msgstr: str, data: dict | None = None) -> list[st
         label, after = bold.group(1), bold.group(2)
         if after in "：:" and after:
             problems.append(f"bold label: the colon goes inside the bold, then a space: **{label}：** ")
-        elif label[-1] in "：:" and after and not after.isspace():
+        elif label[-1] in "：:。？！" and after and not after.isspace():
             problems.append(f"bold label: a space after **{label}**")
+    label = re.match(r"\s*(?:[-*+]\s+)?\*\*(?=\S)([^*]+?)(?<=\S)\*\*([。？！.?!])", prose)
+    if label:  # a message that opens with a bold label: its full stop, like its colon, is inside the bold
+        problems.append(f"bold label: the full stop goes inside the bold: **{label.group(1)}{label.group(2)}**")
     if re.search(r"\d\s+[%％]|\d％", prose):
         problems.append("percent: 65%, no space and no full-width ％")
     if _depth(prose) > 1 and _depth(_NOT_PROSE.sub(" ", msgid)) < 2:
@@ -404,6 +533,42 @@ def title_problems(messages: dict[str, dict[str, str]], titles: dict[str, list[s
                     if chinese[target] not in linked:
                         problems.append(f"{chapter}: title: a link to {target} gives its title "
                                         f"{chinese[target]!r}, not {linked[:1] or '?'}: {_short(msgid)}")
+    return problems
+
+
+def heading_problems(messages: dict[str, dict[str, str]], titles: dict[str, list[str]]) -> list[str]:
+    """A heading of the page quoted in its prose ("Different heads can look at different positions") is quoted in the
+    Chinese as the heading is translated, word for word. MESSAGES: {chapter: {English: Chinese}}; TITLES: page_titles."""
+    problems = []
+    for chapter, msgs in messages.items():
+        headings = {h: msgs[h] for h in titles.get(chapter, [])[1:] if msgs.get(h)}
+        for msgid, msgstr in msgs.items():
+            if _normal(msgid) in headings:
+                continue
+            for quoted in re.findall(r'"([^"]+)"|“([^”]+)”', msgid):
+                text = _normal(quoted[0] or quoted[1]).rstrip(".,;:")
+                if text in headings and f"“{headings[text]}”" not in msgstr:
+                    problems.append(f"{chapter}: heading: a quoted heading reads as it is translated, "
+                                    f"“{headings[text]}”: {_short(msgid)}")
+    return problems
+
+
+_README_ROW = re.compile(r"^\| [\w]+ \| \[(.+?)\]\((nbs/[\w.]+)\.ipynb\)", re.M)
+
+
+def contents_problems(introduction: dict[str, str], readme_en: str, readme_zh: str) -> list[str]:
+    """Chapter 00's contents name each chapter as the chapter table of README.zh-CN.md does, where the English
+    contents and README.md agree. INTRODUCTION: chapter 00's {English: Chinese}."""
+    english = {path: text for text, path in _README_ROW.findall(readme_en)}
+    chinese = {path: text for text, path in _README_ROW.findall(readme_zh)}
+    problems = []
+    for msgid, msgstr in introduction.items():
+        line = re.fullmatch(r"\[(.+)\]\(([\w.-]+)\.ipynb\)", msgid.strip())
+        path = line and f"nbs/{line.group(2)}"
+        if line and english.get(path) == line.group(1) and chinese.get(path):
+            if msgstr.strip() != f"[{chinese[path]}]({line.group(2)}.ipynb)":
+                problems.append(f"nbs/00_introduction: contents: {path} is named as in README.zh-CN.md, "
+                                f"{chinese[path]!r}: {_short(msgstr)}")
     return problems
 
 
@@ -430,6 +595,7 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
                      for c in toc_captions() if not translated_captions.get(c)]
         problems += [f"locales/{lang}/captions.yml: {c!r} is no part caption of _toc.yml"
                      for c in translated_captions if c not in toc_captions()]
+    labels = yaml.safe_load(FIGURES.read_text(encoding="utf-8")) or {}
     done: dict[str, list] = {}  # {chapter: its translated messages}, for the checks across chapters
     for chapter in sorted(set(pots) | set(pos)):
         if chapter not in pos:
@@ -456,11 +622,18 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
             else:
                 problems += [f"{chapter}: {p}: {_short(msgid)}" for p in markup_problems(msgid, m.string)
                              + glossary_problems(chapter, msgid, m.string, terms)
-                             + style_problems(msgid, m.string, terms)]
+                             + style_problems(msgid, m.string, terms) + box_problems(msgid, m.string, labels)]
+    if not only:
+        problems += figure_problems(labels, terms)
+        problems += readme_problems(README_ZH.read_text(encoding="utf-8"), terms)
     titles = {chapter: page_titles(chapter) for chapter in set(pots) | set(pos)}
     messages = {chapter: {m.id: m.string for m in msgs} for chapter, msgs in done.items()}
     problems += gloss_problems(done, terms, titles=titles) + title_problems(messages, titles)
-    problems += consistency_problems(messages)
+    problems += density_problems(done, terms, toc_parts())
+    problems += consistency_problems(messages) + heading_problems(messages, titles)
+    if not only and "nbs/00_introduction" in messages:
+        problems += contents_problems(messages["nbs/00_introduction"], (REPO / "README.md").read_text(encoding="utf-8"),
+                                      README_ZH.read_text(encoding="utf-8"))
     return [p for p in problems if not only or p.startswith(f"{only}: ")]
 
 
