@@ -3,7 +3,6 @@ what puts the translations in (locales/zh_CN/interface.yml, _ext/nbdev_directive
 import gettext
 import importlib.util
 import shutil
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -114,3 +113,29 @@ def test_the_catalogs_of_the_theme_give_the_interface_strings_first(monkeypatch)
     assert theme.gettext("Print to PDF") == "打印为 PDF" and theme.gettext("Fullscreen mode") == "全屏模式"
     other = locale.translators[("general", "other")]
     assert other.gettext("Color mode") == "配色" and other.gettext("Anything else") == "Anything else"
+
+
+def test_myst_nbs_fold_buttons_are_translated():
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+    settings = get_default_settings(Parser)
+    settings.env = SimpleNamespace(app=SimpleNamespace(config=SimpleNamespace(interface_strings=INTERFACE)))
+    document = new_document("page", settings)
+    fold = nodes.container(prompt_show="Show code cell source", prompt_hide="Hide code cell source")
+    output = nodes.container(prompt_show="Show code cell output", prompt_hide="Hide code cell output")
+    document += [fold, output]
+    ext._TranslateFolds(document).run()
+    assert (fold["prompt_show"], fold["prompt_hide"]) == ("显示代码", "隐藏代码")
+    assert (output["prompt_show"], output["prompt_hide"]) == ("显示输出", "隐藏输出")
+
+
+def test_only_the_chinese_configuration_carries_the_interface(tmp_path):
+    i18n = _load("book_i18n", REPO / "tools" / "book_i18n.py")
+    zh = yaml.safe_load(i18n.write_config("zh_CN", tmp_path / "zh.yml").read_text(encoding="utf-8"))
+    assert zh["sphinx"]["config"]["interface_strings"] == INTERFACE
+    assert not site.english_interface([["p.author", f"作者： {zh['author']}"]])
+    assert site.english_interface([["p.author", f"作者： {en['author']}"]])
+    en = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    assert "interface_strings" not in en["sphinx"]["config"]

@@ -50,6 +50,7 @@ LANGUAGES = {"en": "English", "zh_CN": "中文"}
 OVERRIDES = {
     "zh_CN": {
         "title": "The Annotated Transformer 中文版",
+        "author": "The Annotated Transformer 编写组",  # the footer's "作者："
         "execute": {"execute_notebooks": "off"},  # the English build executes and tests the code; this one reuses it
         "html": {"extra_footer": "<p>代码：MIT 许可证。论文：Vaswani 等，“Attention Is All You Need”，NeurIPS 2017。</p>"},
         "sphinx": {"config": {"language": "zh_CN", "locale_dirs": ["locales"], "gettext_compact": False}},

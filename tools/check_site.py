@@ -194,7 +194,7 @@ ENGLISH_UI = [
     "Launch interactive content", "Launch on Binder", "Launch on Colab", "Binder logo", "Colab logo", "Launch",
     "Download this page", "Download source file", "Download notebook file", "Print to PDF", "Fullscreen mode",
     "Source repositories", "Repository", "Open issue", "Edit this page", "Suggest edit", "By", "Copyright",
-    "Last updated",
+    "Last updated", "The Annotated Transformer authors",
     # Sphinx: permalinks and the search page; sphinx-copybutton; sphinx-togglebutton
     "Link to this heading", "Link to this equation", "Link to this image", "Link to this table", "Link to this code",
     "Link to this definition", "Searching", "Search Results", "Hide Search Matches", "Copy", "Copied",
