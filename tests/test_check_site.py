@@ -135,7 +135,7 @@ def test_only_the_chinese_configuration_carries_the_interface(tmp_path):
     i18n = _load("book_i18n", REPO / "tools" / "book_i18n.py")
     zh = yaml.safe_load(i18n.write_config("zh_CN", tmp_path / "zh.yml").read_text(encoding="utf-8"))
     assert zh["sphinx"]["config"]["interface_strings"] == INTERFACE
-    assert not site.english_interface([["p.author", f"作者： {zh['author']}"]])
-    assert site.english_interface([["p.author", f"作者： {en['author']}"]])
     en = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
     assert "interface_strings" not in en["sphinx"]["config"]
+    assert not site.english_interface([["p.author", f"作者： {zh['author']}"]])
+    assert site.english_interface([["p.author", f"作者： {en['author']}"]])
