@@ -23,7 +23,9 @@ For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and c
 and saves a screenshot of each page at each width. The site's search finds a chapter for a word of its language.
 With --language zh_CN (the Chinese edition) each page must also show Chinese text, in a real CJK font (single
 characters are screenshot and compared: missing glyphs are drawn as identical boxes), and no markup that a
-translation broke: no literal `**`, `$`, `{cite` or `[^` in the text. Exit status 1 if any check fails.
+translation broke: no literal `**`, `$`, `{cite` or `[^` in the text; nor an English interface string (ENGLISH_UI: the
+theme's, myst-nb's and the book's buttons, labels, tooltips and CSS-drawn labels, in the page's text, its attributes or
+its ::before/::after content; code, outputs, math and the API reference aside). Exit status 1 if any check fails.
 """
 from __future__ import annotations
 
