@@ -19,9 +19,14 @@ scripts put it there from the npm `mathjax` package), so math renders offline.
 """
 from __future__ import annotations
 
+import gettext
+import html
 import json
 import re
 from pathlib import Path
+
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(?P<body>.*)$")
 _TAGS = {"hide": "remove-cell", "echo: false": "remove-input", "output: false": "remove-output",
@@ -137,25 +142,100 @@ def _language_switch(app, pagename, templatename, context, doctree) -> None:
     context["body"] = f'<p class="language-switch">{links}</p>\n' + context["body"]
 
 
+# The interface of a translated edition (`interface_strings` = {English: translation}, from
+# locales/LANG/interface.yml): the theme's, Sphinx's and myst-nb's strings that have no translation of their own.
+# Three ways in, since they reach the pages three ways: gettext (templates and the themes' Python), myst-nb's fold
+# buttons (its configuration, with the English word of the fold's kind put in), and attributes that templates write
+# in English without gettext (aria-label="Main", title="Toggle primary sidebar", ...).
+_UI_ATTRIBUTE = re.compile(r'(?P<head>\s(?:title|aria-label|data-bs-title|placeholder|alt|data-tooltip)=")'
+                           r'(?P<value>[^"]*)"')
+
+
+class _Interface(gettext.NullTranslations):
+    "The interface strings first, then the catalog it stands in front of (no catalog in this language)."
+
+    def __init__(self, strings: dict[str, str]):
+        super().__init__()
+        self.strings = strings
+
+    def gettext(self, message):
+        return self.strings[message] if message in self.strings else super().gettext(message)
+
+
+def _translate_interface(app) -> None:
+    """Every message catalog of the build (Sphinx's and those the theme and extensions added; the chapters' come
+    later, as each is read) gives the interface strings first."""
+    from sphinx import locale
+
+    strings = app.config.interface_strings or {}
+    if not strings:
+        return
+    for key, translator in list(locale.translators.items()):
+        if isinstance(getattr(translator, "_catalog", None), dict):  # in place: the templates hold this object
+            translator._catalog.update(strings)
+        else:
+            interface = _Interface(strings)
+            interface.add_fallback(translator)
+            locale.translators[key] = interface
+
+
+class _TranslateFolds(SphinxPostTransform):
+    "myst-nb's fold buttons (\"Show code cell source\", ...), after it wrote them (HideInputCells, priority 199)."
+    default_priority = 200
+    formats = ("html",)
+
+    def run(self, **kwargs) -> None:
+        strings = self.app.config.interface_strings or {}
+        if not strings:
+            return
+        for node in self.document.findall(nodes.Element):
+            for key in ("prompt_show", "prompt_hide"):
+                if node.get(key) in strings:
+                    node[key] = strings[node[key]]
+
+
+def translate_attributes(html_text: str, strings: dict[str, str]) -> str:
+    "The labels and tooltips (aria-label, title, ...) of HTML_TEXT whose whole value is a key of STRINGS, translated."
+    def swap(m: re.Match) -> str:
+        value = html.unescape(m["value"])
+        return f'{m["head"]}{html.escape(strings[value])}"' if value in strings else m[0]
+    return _UI_ATTRIBUTE.sub(swap, html_text)
+
+
+def _search_placeholder(app, pagename, templatename, context, doctree) -> None:
+    "The search box's placeholder, which sphinx-book-theme composes as translation('Search') + '...'."
+    strings = app.config.interface_strings or {}
+    if "Search this book..." in strings:
+        context["theme_search_bar_text"] = strings["Search this book..."]
+
+
 def _translate_captions(app, exception) -> None:
     """Part captions of _toc.yml in the translated edition: sphinx-external-toc adds them after the message
-    catalogs are applied, so they are replaced in the written pages from `toc_captions` = {English: translation}."""
+    catalogs are applied, so they are replaced in the written pages from `toc_captions` = {English: translation}.
+    The interface's attributes in English (`interface_strings`) are translated in the same pass."""
     captions = app.config.toc_captions or {}
-    if exception is not None or not captions or app.builder.format != "html":
+    strings = getattr(app.config, "interface_strings", None) or {}
+    if exception is not None or not (captions or strings) or app.builder.format != "html":
         return
     for path in Path(app.outdir).rglob("*.html"):
-        html = path.read_text(encoding="utf-8")
-        new = html
+        text = path.read_text(encoding="utf-8")
+        new = text
         for english, translated in captions.items():
             new = new.replace(f'<span class="caption-text">{english}</span>',
                               f'<span class="caption-text">{translated}</span>')
-        if new != html:
+        if strings:
+            new = translate_attributes(new, strings)
+        if new != text:
             path.write_text(new, encoding="utf-8")
 
 
 def setup(app):
     app.add_config_value("language_switch", {}, "html")
     app.add_config_value("toc_captions", {}, "html")
+    app.add_config_value("interface_strings", {}, "html")
+    app.connect("builder-inited", _translate_interface)
+    app.add_post_transform(_TranslateFolds)
+    app.connect("html-page-context", _search_placeholder, priority=999)  # after sphinx-book-theme's
     app.connect("html-page-context", _language_switch)
     app.connect("build-finished", _translate_captions)
     app.connect("source-read", _on_source_read)

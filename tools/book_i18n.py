@@ -57,6 +57,7 @@ LANGUAGES = {"en": "English", "zh_CN": "中文"}
 OVERRIDES = {
     "zh_CN": {
         "title": "The Annotated Transformer 中文版",
+        "author": "The Annotated Transformer 编写组",  # the footer's "作者："
         "execute": {"execute_notebooks": "off"},  # the English build executes and tests the code; this one reuses it
         "html": {"extra_footer": "<p>代码：MIT 许可证。论文：Vaswani 等，“Attention Is All You Need”，NeurIPS 2017。</p>"},
         "sphinx": {"config": {"language": "zh_CN", "locale_dirs": ["locales"], "gettext_compact": False}},
@@ -81,6 +82,7 @@ def write_config(which: str, dest: Path) -> Path:
     overrides = copy.deepcopy(OVERRIDES[which])
     if which in LANGUAGES:  # the part captions of _toc.yml (see _ext/nbdev_directives.py)
         overrides["sphinx"]["config"]["toc_captions"] = captions(which)
+        overrides["sphinx"]["config"]["interface_strings"] = interface(which)  # the theme's, myst-nb's, the book's
     extensions = config.get("sphinx", {}).get("local_extensions", {})
     for name, folder in extensions.items():  # jupyter-book finds them relative to the config file: make them absolute
         extensions[name] = str(REPO / folder)
@@ -93,6 +95,12 @@ def write_config(which: str, dest: Path) -> Path:
 def captions(lang: str) -> dict[str, str]:
     "{part caption of _toc.yml: its translation} from locales/LANG/captions.yml."
     path = LOCALES / lang / "captions.yml"
+    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def interface(lang: str) -> dict[str, str]:
+    "{English interface string: its translation} from locales/LANG/interface.yml (see _ext/nbdev_directives.py)."
+    path = LOCALES / lang / "interface.yml"
     return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 

@@ -23,7 +23,9 @@ For every page in _toc.yml it serves the site on 127.0.0.1, loads the page and c
 and saves a screenshot of each page at each width. The site's search finds a chapter for a word of its language.
 With --language zh_CN (the Chinese edition) each page must also show Chinese text, in a real CJK font (single
 characters are screenshot and compared: missing glyphs are drawn as identical boxes), and no markup that a
-translation broke: no literal `**`, `$`, `{cite` or `[^` in the text. Exit status 1 if any check fails.
+translation broke: no literal `**`, `$`, `{cite` or `[^` in the text; nor an English interface string (ENGLISH_UI: the
+theme's, myst-nb's and the book's buttons, labels, tooltips and CSS-drawn labels, in the page's text, its attributes or
+its ::before/::after content; code, outputs, math and the API reference aside). Exit status 1 if any check fails.
 """
 from __future__ import annotations
 
@@ -180,6 +182,100 @@ def cjk_glyphs_differ(page) -> str | None:
     return None
 
 
+# The interface strings of the theme (sphinx-book-theme, pydata-sphinx-theme), of myst-nb, sphinx-copybutton and Sphinx,
+# and of the book's own _ext/ and _static/, in English: a translated edition shows none of them. A string of one word
+# must be a whole text (digits and punctuation aside: "© Copyright 2026." is "Copyright"), one of several words may
+# be part of one ("Search this book..."). English prose, code, outputs, math and tokens are not interface strings.
+ENGLISH_UI = [
+    # myst-nb: folded cells (`#| fold`, `#| fold: output`), _static/custom.css: exported cells
+    "Show code cell", "Hide code cell", "Toggle hidden content", "exported to",
+    # the theme: header, sidebars, footer, buttons and their tooltips
+    "Skip to main content", "Back to top", "Search this book", "Search", "Search the docs", "Contents",
+    "On this page", "Section Navigation", "Site navigation", "Main", "Page", "Navigation", "previous", "next",
+    "Color mode", "Light", "Dark", "System Settings", "Toggle primary sidebar", "Toggle secondary sidebar",
+    "Launch interactive content", "Launch on Binder", "Launch on Colab", "Binder logo", "Colab logo", "Launch",
+    "Download this page", "Download source file", "Download notebook file", "Print to PDF", "Fullscreen mode",
+    "Source repositories", "Repository", "Open issue", "Edit this page", "Suggest edit", "By", "Copyright",
+    "Last updated", "The Annotated Transformer authors",
+    # Sphinx: permalinks and the search page; sphinx-copybutton; sphinx-togglebutton
+    "Link to this heading", "Link to this equation", "Link to this image", "Link to this table", "Link to this code",
+    "Link to this definition", "Searching", "Search Results", "Hide Search Matches", "Copy", "Copied",
+    "Copy to clipboard", "Failed to copy", "Click to show", "Click to hide",
+]
+
+# Runs in the page: every piece of interface a reader meets, shown or behind a button or a menu: texts, the tooltips,
+# labels and placeholders of elements, and what CSS draws with `content:` (::before/::after, `attr()` resolved), as
+# [where, text]. Code, outputs, math and anything marked as in another language (the switch's `English`) are left out.
+UI_TEXT_JS = """() => {
+  const skip = 'pre, code, script, style, noscript, template, mjx-container, .cell_output, .at-explorer';
+  const attrs = ['title', 'aria-label', 'placeholder', 'alt', 'data-tooltip', 'data-bs-original-title',
+                 'aria-description', 'data-content'];
+  const foreign = e => { const l = e.closest('[lang]'); return l && !/^zh/i.test(l.getAttribute('lang')); };
+  const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+    (typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\\s+/)[0] : '');
+  const found = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+    acceptNode: n => n.nodeType === 1 && n.matches(skip) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.nodeType === 3) {
+      const t = n.textContent.trim();
+      if (t && !foreign(n.parentElement)) found.push([name(n.parentElement), t]);
+      continue;
+    }
+    if (foreign(n)) continue;
+    for (const a of attrs) {
+      const v = n.getAttribute(a);
+      if (v && v.trim()) found.push([`${a} of ${name(n)}`, v.trim()]);
+    }
+    for (const pseudo of ['::before', '::after']) {
+      const c = getComputedStyle(n, pseudo).content;
+      if (!c || c === 'none' || c === 'normal') continue;
+      const text = c.replace(/attr\\(([-\\w]+)\\)/g, (_, a) => JSON.stringify(n.getAttribute(a) || ''))
+                    .match(/"(?:[^"\\\\]|\\\\.)*"/g);
+      const joined = (text || []).map(s => { try { return JSON.parse(s); } catch (e) { return s.slice(1, -1); } })
+                                .join('').trim();
+      if (joined) found.push([`${pseudo} of ${name(n)}`, joined]);
+    }
+  }
+  return found;
+}"""
+
+
+def _ui_pattern(string: str) -> re.Pattern:
+    words = r"\s+".join(map(re.escape, string.split()))
+    if " " in string.strip():  # a phrase: anywhere in the text
+        return re.compile(rf"(?<![A-Za-z]){words}(?![A-Za-z])", re.I)
+    return re.compile(rf"[\W\d_]*{words}[\W\d_]*", re.I)  # a word: the whole text, digits and punctuation aside
+
+
+_UI_PATTERNS = [(s, _ui_pattern(s)) for s in ENGLISH_UI]
+
+
+def english_interface(found: list[list[str]], strings: list[str] | None = None) -> list[str]:
+    """The English interface strings among FOUND ([where, text], as UI_TEXT_JS reports them): one problem per
+    string and place, e.g. "'Show code cell source' (p.collapsed)"."""
+    patterns = _UI_PATTERNS if strings is None else [(s, _ui_pattern(s)) for s in strings]
+    problems: list[str] = []
+    for where, text in found:
+        text = " ".join(text.split())
+        for string, pattern in patterns:
+            hit = pattern.search(text) if " " in string.strip() else pattern.fullmatch(text)
+            if hit:
+                line = f"{text[:60]!r} ({where})"
+                if line not in problems:
+                    problems.append(line)
+                break
+    return problems
+
+
+def check_interface(page) -> str | None:
+    "None if the page shows no English interface string (ENGLISH_UI); else the problem."
+    found = english_interface(page.evaluate(UI_TEXT_JS))
+    if not found:
+        return None
+    return f"{len(found)} English interface strings: {'; '.join(found[:8])}{' ...' if len(found) > 8 else ''}"
+
+
 def check_search(context, base: str, word: str) -> list[str]:
     "The site's own search finds at least one chapter for WORD."
     page = context.new_page()
@@ -267,6 +363,9 @@ def check_page(context, base: str, page_name: str, screenshots: Path | None,
         tofu = cjk_glyphs_differ(page)
         if tofu:
             problems.append(tofu)
+        english = check_interface(page)
+        if english:
+            problems.append(english)
     failures = 0
     for width_name, width in [(first_name, first_width), *others]:
         at_width: list[str] = []  # the layout at this width
