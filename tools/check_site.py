@@ -317,7 +317,8 @@ def check_page(context, base: str, page_name: str, screenshots: Path | None,
     page.on("pageerror", lambda e, pr=problems: pr.append(f"script error: {e}"))
     page.on("requestfailed", lambda r, pr=problems: pr.append(f"request failed: {r.url} ({r.failure})"))
 
-    def outside(route, pr=problems):
+    def outside(route, *_):  # (Playwright passes the request too, in recent releases)
+        pr = problems
         pr.append(f"fetched from outside the machine: {route.request.url}")
         route.abort()
 
@@ -508,7 +509,7 @@ def check_api_page(context, base: str, page_name: str) -> int:
     page.on("console", lambda m, pr=problems: m.type == "error" and pr.append(f"console error: {m.text}"))
     page.on("pageerror", lambda e, pr=problems: pr.append(f"script error: {e}"))
     page.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]|data:|blob:|about:).*"),
-               lambda route, pr=problems: (pr.append(f"fetched from outside: {route.request.url}"), route.abort()))
+               lambda route, *_: (problems.append(f"fetched from outside: {route.request.url}"), route.abort()))
     url = f"{base}/{page_name}.html"
     response = page.goto(url, wait_until="domcontentloaded")
     if response is None or not response.ok:
