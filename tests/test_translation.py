@@ -420,3 +420,48 @@ def test_gloss_density_is_limited_from_a_part_on():
     assert i18n.density_problems(dense, limit, {"nbs/b": 1}) == []  # part 1 glosses every term
     assert i18n.glosses("注意力（attention）与键/值缓存（key/value cache，第 21 章）", GLOSSARY) == [
         "attention", "key/value cache，第 21 章"]
+    # a link's text (an issue's title) is no gloss
+    assert i18n.glosses("（[harvardnlp/annotated-transformer: \"Masking bug?\"](https://github.com/x/y/issues/1)）",
+                        GLOSSARY) == []
+    # the book sets the limit, and every chapter from part 2 on keeps to it
+    assert GLOSSARY["gloss_density"] == {"from_part": 2, "per_100": 10}
+    chapters = {chapter: [m for m in i18n._read(path) if m.id and m.string] for chapter, path in CATALOGS.items()}
+    assert i18n.density_problems(chapters, GLOSSARY, i18n.toc_parts()) == []
+
+
+def _once(**chapters):
+    "gloss_problems with the book's rule, on chapters nbs/a (part 1), nbs/a2 (part 1), nbs/b and nbs/c (part 2)."
+    order = ["nbs/a", "nbs/a2", "nbs/b", "nbs/c"]
+    parts = {"nbs/a": 1, "nbs/a2": 1, "nbs/b": 2, "nbs/c": 2}
+    return i18n.gloss_problems(_messages(**chapters), GLOSSARY, order, {}, parts)
+
+
+def test_from_part_2_a_term_is_glossed_only_in_its_first_chapter():
+    assert GLOSSARY["gloss_once_from_part"] == 2
+    en = "The decoder reads the encoder's output."
+    glossed, plain = "解码器（decoder）读取编码器（encoder）的输出。", "解码器读取编码器的输出。"
+    # part 1: every chapter glosses a term at its first use, and one that does not fails
+    assert _once(nbs__a={en: glossed}, nbs__a2={en: glossed}) == []
+    assert "nbs/a2: glossary: 'decoder' is used but never given as 解码器（decoder）" in " ".join(
+        _once(nbs__a={en: glossed}, nbs__a2={en: plain}))
+    # part 2: a term glossed in part 1 is not glossed again
+    assert _once(nbs__a={en: glossed}, nbs__b={en: plain}) == []
+    redundant = _once(nbs__a={en: glossed}, nbs__b={en: glossed})
+    assert "nbs/b: glossary: a redundant gloss (from part 2 on a term is glossed only in the first chapter that " \
+        "uses it: 'decoder' in nbs/a): （decoder）: \"The decoder reads the encoder's output.\"" in redundant
+    assert len(redundant) == 2  # decoder and encoder
+    # a term that part 1 never uses is glossed in the first chapter of part 2 that uses it, and only there
+    assert _once(nbs__a={"Plain words.": "平常的话。"}, nbs__b={en: glossed}, nbs__c={en: plain}) == []
+    assert "nbs/b: glossary: 'decoder' is used but never given" in " ".join(
+        _once(nbs__a={"Plain words.": "平常的话。"}, nbs__b={en: plain}, nbs__c={en: glossed}))
+    assert "nbs/c: glossary: a redundant gloss" in " ".join(
+        _once(nbs__a={"Plain words.": "平常的话。"}, nbs__b={en: glossed}, nbs__c={en: glossed}))
+
+
+def test_a_redundant_gloss_of_a_compound_fails_and_a_new_term_passes():
+    en1, en2 = "Attention mixes the values.", "The attention weights sum to one, as in grouped-query attention."
+    part1 = {en1: "注意力（attention）把值（value）混合起来。"}
+    compound = {en2: "注意力权重（attention weights）之和为 1，分组查询注意力也是如此。"}
+    assert "nbs/b: glossary: a redundant gloss" in " ".join(_once(nbs__a=part1, nbs__b=compound))
+    new_term = {en2: "注意力权重之和为 1，分组查询注意力（grouped-query attention）也是如此。"}
+    assert _once(nbs__a=part1, nbs__b=new_term) == []

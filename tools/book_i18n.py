@@ -13,6 +13,7 @@ catalogs: both editions show the same ones.
     python tools/book_i18n.py fill nbs/02_attention done.json         # write their translations into the catalog
     python tools/book_i18n.py check                                   # CI: every message translated, nothing stale
     python tools/book_i18n.py stats                                   # messages and words per chapter
+    python tools/book_i18n.py density                                 # glosses per 100 messages per chapter
     python tools/book_i18n.py site                                    # both editions -> _build/site/
 
 `check` compares message ids, not the location comments: it fails, with one line per problem naming the
@@ -21,8 +22,10 @@ catalog holds a message that the English text no longer has, or when a translati
 editions share (math, inline code, roles such as {cite:p}, links). It also holds the Chinese to one vocabulary
 and one house style:
 * the terms of locales/glossary.yml, wherever the English uses them, and their glosses (the English in
-  parentheses, 注意力（attention）) where the glossary's rule puts them: per chapter, or once in the book for
-  everyday terms; around whole compounds; never inside another parenthesis, in a heading or in a subtitle;
+  parentheses, 注意力（attention）) where the glossary's rule puts them: per chapter in chapter 00 and part 1, only in
+  the first chapter that uses the term from part 2 on (a gloss there that the rule does not ask for, 注意力权重
+  （attention weights） after chapter 02, is refused), or once in the book for everyday terms; around whole
+  compounds; never inside another parenthesis, in a heading or in a subtitle;
 * no rival rendering of a term (its `rivals` in the glossary: 栈 for 堆叠) where the English uses the term or beside
   its rendering, nor in the figures' labels (locales/zh_CN/figures.yml, which give the glossary's terms too) or in
   README.zh-CN.md; a figure's box that the English names in bold is named as the figure draws it (掩码（可选）);
@@ -317,7 +320,8 @@ def page_titles(chapter: str) -> list[str]:
 
 
 # A gloss gives a term's English in parentheses after the Chinese: 注意力（attention）. Where it is required:
-# `gloss: chapter` (the default) at the term's first use in every chapter that uses it; `gloss: book` (everyday
+# `gloss: chapter` (the default) at the term's first use in every chapter that uses it, and from part
+# `gloss_once_from_part` on only in the first chapter in reading order that uses it (no gloss in a later one); `gloss: book` (everyday
 # terms) once in the whole book, in the first chapter in reading order that uses it, and in no other chapter;
 # `gloss: none` never (names and titles). Everywhere: not in a heading or a page's subtitle, never inside another
 # parenthesis, and around a whole compound: 梯度下降（gradient descent）, not 梯度（gradient）下降.
@@ -359,9 +363,12 @@ def _gloss_of(term: dict) -> re.Pattern:
     return re.compile(r"[（(][^）)]*?(?<![\w-])(?:" + _pattern(term) + r")(?![\w-])[^）)]*[）)]", re.I)
 
 
+_LINK_TEXT = re.compile(r"\[[^\[\]]*\](?=\([^)]*\))")
+
+
 def glosses(text: str, data: dict) -> list[str]:
     "The glosses in TEXT: each parenthesis that gives a glossary term's English (注意力（attention）: 'attention')."
-    text = _NOT_PROSE.sub(" ", text)
+    text = _NOT_PROSE.sub(" ", _LINK_TEXT.sub(" ", text))  # a link's text (an issue's title) is no gloss
     found = []
     for paren in re.finditer(r"（([^（）]*)）", text):
         if any(t["regex"].search(paren.group(1)) for t in data["terms"] if _gloss_scope(t) != "none"):
@@ -406,12 +413,33 @@ def _depth(text: str) -> int:
     return deepest
 
 
+_GLOSS_FILLERS = {"the", "a", "an", "of", "or", "and", "i.e.", "e.g."}
+
+
+def _known_gloss(paren: str, data: dict) -> bool:
+    """Whether a parenthesis (its content) holds a gloss made only of the glossary's terms and the nouns that make
+    compounds with them: 'attention weights', 'padding mask', 'key，包括填充'; not a new term whose Chinese the
+    reader cannot guess, 'grouped-query attention', nor a name or a value inside Chinese, '即 newstest2013'."""
+    for segment in re.split(r"[，；、,;]", paren):
+        if re.search(r"[\u4e00-\u9fff]", segment) or not any(t["regex"].search(segment) for t in data["terms"]):
+            continue
+        for t in data["terms"]:
+            segment = t["regex"].sub(" ", segment)
+        words = re.findall(r"[A-Za-z][\w.-]*", segment)
+        if all(w.lower() in _COMPOUND_HEADS or w.lower() in _GLOSS_FILLERS for w in words):
+            return True
+    return False
+
+
 def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | None = None,
-                   titles: dict[str, list[str]] | None = None) -> list[str]:
+                   titles: dict[str, list[str]] | None = None, parts: dict[str, int] | None = None) -> list[str]:
     """Where the glosses of the book break the rule above, one line per problem, naming the chapter.
     CHAPTERS: {chapter: its translated messages}; ORDER: the reading order (default: _toc.yml's);
-    TITLES: {chapter: its headings and subtitle} (default: read from the page)."""
+    TITLES: {chapter: its headings and subtitle} (default: read from the page); PARTS: {chapter: its part's number}
+    (default: _toc.yml's; a chapter in none, as the root, counts as part 0)."""
     order = reading_order() if order is None else order
+    parts = toc_parts() if parts is None else parts
+    once_from = data.get("gloss_once_from_part")  # from this part on, a `gloss: chapter` term is glossed once
     ranked = sorted(chapters, key=lambda c: (order.index(c) if c in order else len(order), c))
     if titles is None:
         titles = {c: page_titles(c) for c in chapters}
@@ -444,20 +472,35 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
             if scope == "none":
                 continue
             has_gloss = any(glossed.search(_PAGE_LINK_TEXT.sub(" ", m.string)) for m in body[chapter])
-            if scope == "chapter" and t["en"] in uses[chapter] and (chapter, t["en"]) not in skip and not has_gloss:
+            # from part `gloss_once_from_part` on the reader has read the chapters before: a `gloss: chapter` term
+            # is glossed only in the first chapter in reading order that uses it (below: no other gloss either)
+            once = bool(once_from) and parts.get(chapter, 0) >= once_from
+            if scope == "chapter" and t["en"] in uses[chapter] and (chapter, t["en"]) not in skip and not has_gloss \
+                    and (not once or first.get(t["en"]) == chapter):
                 problems.append(f"{chapter}: glossary: {t['en']!r} is used but never given as {t['zh']}（{t['en']}） "
                                 "in this chapter (at its first use)")
             if scope == "book" and first.get(t["en"]) == chapter and not has_gloss:
                 problems.append(f"{chapter}: glossary: {t['en']!r} is first used in the book here but never given as "
                                 f"{t['zh']}（{t['en']}）")
-            if scope == "chapter":  # once in a chapter: a second 注意力（attention） repeats what the reader has
-                again = [(m, hit) for m in body[chapter] for hit in bare.finditer(m.string)][1:]
-                problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in a chapter, not again: "
+            if scope == "chapter" and (not once or first.get(t["en"]) == chapter):  # once in a chapter: a second
+                again = [(m, hit) for m in body[chapter] for hit in bare.finditer(m.string)][1:]  # 注意力（attention）
+                problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in a chapter, not again: "  # repeats it
                              f"{hit.group(0)!r}: {_short(m.id)}" for m, hit in again]
-            if scope == "book" and first.get(t["en"]) != chapter:
+            if scope == "book" and first.get(t["en"]) != chapter and not once:
                 problems += [f"{chapter}: glossary: {t['en']!r} is glossed once in the book (in {first.get(t['en'])}), "
                              f"not again here: {hit.group(0)!r}: {_short(m.id)}"
                              for m in body[chapter] for hit in bare.finditer(m.string)]
+        if once_from and parts.get(chapter, 0) >= once_from:
+            # a redundant gloss: a parenthesis that gives the English of terms all glossed in an earlier chapter
+            # (注意力权重（attention weights） after chapter 02), where the rule asks for none
+            for m in body[chapter]:
+                for paren in glosses(m.string, data):
+                    named = [t for t in data["terms"] if _gloss_scope(t) != "none" and t["regex"].search(paren)]
+                    if named and _known_gloss(paren, data) and not any(first.get(t["en"]) == chapter for t in named):
+                        before = ", ".join(f"{t['en']!r} in {first.get(t['en'])}" for t in named)
+                        problems.append(f"{chapter}: glossary: a redundant gloss (from part {once_from} on a term is "
+                                        f"glossed only in the first chapter that uses it: {before}): "
+                                        f"（{paren}）: {_short(m.id)}")
         for m in body[chapter]:  # a link's text that names a page (its title, a contents line) holds no gloss
             for link in _PAGE_LINK_TEXT.finditer(m.string):
                 if any(_gloss_of(t).search(link.group(0)) for t in data["terms"]):
@@ -636,7 +679,7 @@ def check(lang: str = "zh_CN", root: Path = GETTEXT, only: str | None = None) ->
         problems += readme_problems(README_ZH.read_text(encoding="utf-8"), terms)
     titles = {chapter: page_titles(chapter) for chapter in set(pots) | set(pos)}
     messages = {chapter: {m.id: m.string for m in msgs} for chapter, msgs in done.items()}
-    problems += gloss_problems(done, terms, titles=titles) + title_problems(messages, titles)
+    problems += gloss_problems(done, terms, titles=titles, parts=toc_parts()) + title_problems(messages, titles)
     problems += density_problems(done, terms, toc_parts())
     problems += consistency_problems(messages) + heading_problems(messages, titles)
     if not only and "nbs/00_introduction" in messages:
@@ -722,6 +765,16 @@ def stats(lang: str = "zh_CN") -> list[tuple[str, int, int, int, int]]:
     return rows
 
 
+def density(lang: str = "zh_CN") -> list[tuple[str, int, int, int]]:
+    "(chapter, part, translated messages, glosses) per catalog, in reading order: what `gloss_density` limits."
+    data, parts, order = glossary(), toc_parts(), reading_order()
+    rows = []
+    for chapter, path in catalogs(lang).items():
+        msgs = [m for m in _read(path) if m.id and m.string and not m.fuzzy]
+        rows.append((chapter, parts.get(chapter, 0), len(msgs), sum(len(glosses(m.string, data)) for m in msgs)))
+    return sorted(rows, key=lambda r: (order.index(r[0]) if r[0] in order else len(order), r[0]))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -734,6 +787,7 @@ def main(argv=None) -> int:
     k.add_argument("--no-extract", action="store_true", help="use the messages already in _build/gettext")
     k.add_argument("--only", help="one chapter, e.g. nbs/02_attention")
     sub.add_parser("stats")
+    sub.add_parser("density", help="glosses per 100 translated messages, per chapter and per part")
     sub.add_parser("site", help="_build/html (English) and _build/zh_CN/_build/html -> _build/site/{en,zh_CN}/")
     t = sub.add_parser("todo", help="a chapter's messages without a translation, as JSON {English: \"\"}")
     t.add_argument("chapter")
@@ -777,6 +831,15 @@ def main(argv=None) -> int:
     elif args.command == "fill":
         import json
         print(f"{fill(args.chapter, json.loads(args.json.read_text(encoding='utf-8')))} messages written")
+    elif args.command == "density":
+        rows = density()
+        for chapter, part, n, g in rows:
+            print(f"{chapter:28} part {part} {n:5d} messages {g:4d} glosses {100 * g / max(n, 1):5.1f} per 100")
+        for part in sorted({r[1] for r in rows}):
+            n, g = sum(r[2] for r in rows if r[1] == part), sum(r[3] for r in rows if r[1] == part)
+            print(f"{'part ' + str(part):28} {n:12d} messages {g:4d} glosses {100 * g / max(n, 1):5.1f} per 100")
+        n, g = sum(r[2] for r in rows), sum(r[3] for r in rows)
+        print(f"{'total':28} {n:12d} messages {g:4d} glosses {100 * g / max(n, 1):5.1f} per 100")
     else:
         rows = stats()
         for chapter, n, done, fuzzy, words in rows:
