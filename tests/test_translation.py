@@ -177,6 +177,11 @@ def test_an_everyday_term_is_glossed_once_in_the_book():
                              "'批量（batch）': 'Each batch holds sentences of similar length.'"]
     never = i18n.gloss_problems(_messages(nbs__a={en: later}, nbs__b={en: later}), GLOSSARY, order, {})
     assert never == ["nbs/a: glossary: 'batch' is first used in the book here but never given as 批量（batch）"]
+    # an article inside the parenthesis hides no second gloss
+    en = "We compare with the Harvard notebook."
+    first, again = "我们与哈佛笔记本（the Harvard notebook）比较。", "我们与哈佛笔记本（the Harvard notebook）比较。"
+    assert "nbs/b: glossary: 'the Harvard notebook' is glossed once in the book (in nbs/a), not again here" in " ".join(
+        i18n.gloss_problems(_messages(nbs__a={en: first}, nbs__b={en: again}), GLOSSARY, order, {}))
     # a technical term is still glossed in every chapter that uses it
     en = "The decoder reads the encoder's output."
     zh = "解码器（decoder）读取编码器（encoder）的输出。"

@@ -354,8 +354,8 @@ def _glossed(term: dict) -> re.Pattern:
 
 
 def _bare_gloss(term: dict) -> re.Pattern:
-    "TERM's Chinese with only its own English after it: 批量（batch）, 词元（tokens）."
-    return re.compile(re.escape(term["zh"]) + r"[（(]\s*(?:" + _pattern(term) + r")\s*[）)]", re.I)
+    "TERM's Chinese with only its own English after it: 批量（batch）, 词元（tokens）, 哈佛笔记本（the Harvard notebook）."
+    return re.compile(re.escape(term["zh"]) + r"[（(]\s*(?:the |an? )?(?:" + _pattern(term) + r")\s*[）)]", re.I)
 
 
 def _gloss_of(term: dict) -> re.Pattern:
