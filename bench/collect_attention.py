@@ -125,9 +125,7 @@ def main(argv=None):
         "what": "where the heads of a trained German->English model put their attention: every layer and head of "
                 "one test sentence, and per-head means over test sentences (bench/collect_attention.py)",
         "run": args.run.name, "checkpoint": translator.checkpoints[-1].name,
-        "run_record": "bench/results/inner_dropout.json, reference_recipe.inner_dropout_off"
-                      if args.run.name.startswith("deen_paperdrop") else None,
-        "train_command": " ".join(json.loads((args.run / "config.json").read_text()).get("command", [])),
+        **run_identity(args.run),
         "model": translator.model_config, "dev_ppl": round(dev[-1]["dev_ppl"], 2) if dev else None,
         "provenance": {"command": "python bench/collect_attention.py " + " ".join(argv or sys.argv[1:]),
                        "commit": commit, "date": started, "torch": torch.__version__,
@@ -139,6 +137,24 @@ def main(argv=None):
     dest = REPO / "results" / "attention_heads.json"
     dest.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {dest.relative_to(REPO)}: {len(pairs)} sentences; example {source!r} -> {translation!r}")
+
+
+RECORDED_RUNS = REPO / "bench" / "results" / "inner_dropout.json"  # the runs of chapter 22's recipe
+
+
+def run_identity(run: Path) -> dict:
+    """What trained RUN: its command and the code that ran it (config.json), and the recorded run of
+    bench/results/inner_dropout.json whose command it repeats, if any (a run again of the same command at other
+    code is not that run: its numbers are its own)."""
+    config = json.loads((run / "config.json").read_text())
+    command = " ".join(config.get("command", []))
+    recorded = json.loads(RECORDED_RUNS.read_text())["reference_recipe"]
+    same = [f"bench/results/inner_dropout.json, reference_recipe.{arm}, {r['name']} (dev ppl "
+            f"{r['dev_curve'][-1]['dev_ppl']:.2f}, commit {r['commit'].split()[0]})"
+            for arm in ("inner_dropout_on", "inner_dropout_off") for r in recorded.get(arm, [])
+            if isinstance(r, dict) and r.get("command") == command]
+    return {"train_command": command, "trained_by_code": config.get("code"),
+            "same_command_as": same[0] if same else None}
 
 
 def write_explorer(args, argv, translator, corpus, statistics, n_stats, changed, started, dev) -> None:
@@ -169,8 +185,7 @@ def write_explorer(args, argv, translator, corpus, statistics, n_stats, changed,
         "scale": 100, "examples": examples,
         "statistics": {kind: {"sentences": n_stats, "rows": {n: statistics[kind][n] for n in names}}
                        for kind in KINDS},
-        "run": args.run.name, "checkpoint": translator.checkpoints[-1].name,
-        "train_command": " ".join(json.loads((args.run / "config.json").read_text()).get("command", [])),
+        "run": args.run.name, "checkpoint": translator.checkpoints[-1].name, **run_identity(args.run),
         "model": translator.model_config, "dev_ppl": round(dev[-1]["dev_ppl"], 2) if dev else None,
         "provenance": {"command": "python bench/collect_attention.py " + " ".join(argv or sys.argv[1:]),
                        "git": git_state(), "uncommitted": changed, "date": started, "torch": torch.__version__,
