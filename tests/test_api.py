@@ -96,7 +96,8 @@ def test_exported_names_are_the_submodules_objects():
 
 def test_py_typed_is_there_and_declared():
     assert (PKG / "py.typed").is_file() and (PKG / "py.typed").read_bytes() == b""
-    assert '["py.typed", "*.pyi"]' in (REPO / "setup.py").read_text(encoding="utf-8")  # with the stubs
+    # with the stubs, and the attention explorer's script and style (annotated_transformer/explorer.py reads them)
+    assert '["py.typed", "*.pyi", "explorer.js", "explorer.css"]' in (REPO / "setup.py").read_text(encoding="utf-8")
 
 
 def test_version_is_the_released_one():

@@ -75,6 +75,10 @@ def findings(text: str, rules=(*PROSE_RULES, COMMIT_HASH)) -> list[tuple[str, st
     return found
 
 
+# an image inlined in an HTML output (the attention explorer's static figure): bytes, not words
+DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
+
+
 def _outputs_text(cell: dict) -> str:
     parts = []
     for out in cell.get("outputs", []):
@@ -82,7 +86,7 @@ def _outputs_text(cell: dict) -> str:
             parts.append(_text(out["text"]))
         for mime in ("text/plain", "text/markdown", "text/html"):
             if mime in out.get("data", {}):
-                parts.append(_text(out["data"][mime]))
+                parts.append(DATA_URI.sub("data:…", _text(out["data"][mime])))
     return "\n".join(parts)
 
 
