@@ -84,6 +84,12 @@ def test_markup_that_a_translation_drops_is_reported():
     assert i18n.markup_problems(msgid, ok.replace("$d_k = 64$", "d_k = 64"))[0].startswith("math differs")
     assert i18n.markup_problems(msgid, ok.replace("04_multihead.ipynb", "05_positional.ipynb"))[0].startswith(
         "link target differs")
+    # bold that CommonMark leaves as literal asterisks: the closing run follows punctuation and precedes a letter
+    en = "the box labelled **Mask (opt.)** in Figure 2"
+    [problem] = i18n.markup_problems(en, "图 2 中标为**掩码（可选）**的方框")
+    assert problem.startswith("emphasis that does not render (put a space outside it") and "**掩码" in problem
+    assert i18n.markup_problems(en, "图 2 中标为 **掩码（可选）** 的方框") == []
+    assert i18n.markup_problems(en, "图 2 中标为**掩码**的方框") == []
 
 
 def test_check_names_the_chapter_and_the_message_of_every_problem(tmp_path, monkeypatch):

@@ -179,7 +179,19 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
         if en != zh:
             missing = [x for x in en if x not in zh] or [x for x in zh if x not in en] or en or zh
             problems.append(f"{name} differs from the English ({missing[0][:60]!r})")
+    left = _unrendered_emphasis(msgstr)
+    if len(left) > len(_unrendered_emphasis(msgid)):  # CommonMark closes ** only where the run is right-flanking:
+        # 标为**掩码（可选）**的 stays literal on the page
+        problems.append(f"emphasis that does not render (put a space outside it, or move the punctuation): "
+                        f"{left[0]!r}")
     return problems
+
+
+def _unrendered_emphasis(text: str) -> list[str]:
+    "The `**` runs that survive Markdown rendering as literal text (outside code), each with a little context."
+    from markdown_it import MarkdownIt
+    rendered = re.sub(r"<code>.*?</code>", " ", MarkdownIt("commonmark").render(text), flags=re.S)
+    return [m.group(0) for m in re.finditer(r".{0,6}\*\*.{0,6}", rendered)]
 
 
 GLOSSARY = LOCALES / "glossary.yml"
