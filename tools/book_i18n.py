@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import re
 import shutil
 import subprocess
@@ -187,10 +188,15 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
     return problems
 
 
+@functools.lru_cache(maxsize=1)
+def _commonmark():
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark")
+
+
 def _unrendered_emphasis(text: str) -> list[str]:
     "The `**` runs that survive Markdown rendering as literal text (outside code), each with a little context."
-    from markdown_it import MarkdownIt
-    rendered = re.sub(r"<code>.*?</code>", " ", MarkdownIt("commonmark").render(text), flags=re.S)
+    rendered = re.sub(r"<code>.*?</code>", " ", _commonmark().render(text), flags=re.S)
     return [m.group(0) for m in re.finditer(r".{0,6}\*\*.{0,6}", rendered)]
 
 
