@@ -58,6 +58,12 @@ def test_bad_input_is_refused_with_a_line_that_names_it():
         attention_explorer(maps, list("abcde"), list("wxyz"), examples=[])
     with pytest.raises(ValueError, match="at least one example"):
         attention_explorer(examples=[])
+    # a softmax in float32 may give 1 + 1e-7: kept (rounded to 1.00); beyond the rounding, refused
+    sure = torch.zeros(1, 1, 2, 2)
+    sure[..., 0] = 1 + 1e-7
+    assert explorer_example(sure, ["a", "b"])["kinds"]["encoder self"]["w"] == [[[[100, 0], [100, 0]]]]
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+        explorer_example(sure + 0.01, ["a", "b"])
     nan = {"encoder self": maps["encoder self"].clone().fill_(float("nan"))}
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         explorer_example(nan, list("abcde"))
