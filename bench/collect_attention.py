@@ -85,18 +85,6 @@ def main(argv=None):
     translator = Translator(args.run, avg=1)
     meta = translator.corpus
     corpus = load_corpus(meta["spec"], **meta.get("load_options", {}))
-    piece = translator.tokenizer.id_to_piece
-
-    n = lambda s: len(translator.tokenizer.encode(translator.prepare(s)))
-    source = min((s for s, _ in corpus.test if n(s) >= 10), key=n)
-    reference = dict(corpus.test)[source]
-    translation = translator.translate([source], beam_size=4, length_penalty=0.6)[0]
-    maps, src_ids, tgt_ids = weights_of(translator, source, reference)
-    example = {"source": source, "reference": reference, "translation": translation,
-               "src_tokens": [piece(i) for i in src_ids] + ["</s>"],
-               "tgt_tokens": ["<s>"] + [piece(i) for i in tgt_ids],
-               "weights": {kind: [[[[round(float(v), 4) for v in row] for row in head] for head in layer]
-                                  for layer in w.tolist()] for kind, w in maps.items()}}
 
     sums: dict = {kind: {} for kind in KINDS}
     even = {kind: 0.0 for kind in KINDS}  # the entropy of an even spread over the keys a query sees
@@ -121,6 +109,18 @@ def main(argv=None):
     dev = [json.loads(line) for line in (args.run / "metrics.jsonl").read_text().splitlines() if '"dev_ppl"' in line]
     if args.explorer:
         return write_explorer(args, argv, translator, corpus, statistics, len(pairs), changed, started, dev)
+    # the one sentence of every layer and head that this record keeps (the explorer records its own)
+    piece = translator.tokenizer.id_to_piece
+    n = lambda s: len(translator.tokenizer.encode(translator.prepare(s)))
+    source = min((s for s, _ in corpus.test if n(s) >= 10), key=n)
+    reference = dict(corpus.test)[source]
+    translation = translator.translate([source], beam_size=4, length_penalty=0.6)[0]
+    maps, src_ids, tgt_ids = weights_of(translator, source, reference)
+    example = {"source": source, "reference": reference, "translation": translation,
+               "src_tokens": [piece(i) for i in src_ids] + ["</s>"],
+               "tgt_tokens": ["<s>"] + [piece(i) for i in tgt_ids],
+               "weights": {kind: [[[[round(float(v), 4) for v in row] for row in head] for head in layer]
+                                  for layer in w.tolist()] for kind, w in maps.items()}}
     record = {
         "what": "where the heads of a trained German->English model put their attention: every layer and head of "
                 "one test sentence, and per-head means over test sentences (bench/collect_attention.py)",
