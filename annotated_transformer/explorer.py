@@ -156,6 +156,12 @@ class AttentionExplorer:
         return f"AttentionExplorer({len(self.examples)} example(s); {', '.join(kinds)})"
 
 # %% ../nbs/G_explorer.ipynb #b17dde78
+# Shown only where no script runs, so the page's language picks the sentence through CSS (explorer.css), not JS.
+_FALLBACK_TEXT = ('<span lang="en">The interactive view needs JavaScript '
+                  '(in Jupyter: a trusted notebook).</span>'
+                  '<span lang="zh-CN">交互视图需要 JavaScript（在 Jupyter 中：需信任此笔记本）。</span>')
+
+
 @patch
 def to_html(self: AttentionExplorer, full_page: bool = False) -> str:
     "The viewer with its data, script and style inline; a whole HTML page with full_page=True."
@@ -167,15 +173,14 @@ def to_html(self: AttentionExplorer, full_page: bool = False) -> str:
     body = (f'<div class="at-explorer"{lang}>'
             f'<style>{_asset("explorer.css")}</style>'
             f'<script type="application/json" class="at-data">{_script_json(self.data())}</script>'
-            f'<div class="at-fallback">{figure}<p>The interactive view needs JavaScript '
-            "(in Jupyter: a trusted notebook).</p></div>"
+            f'<div class="at-fallback">{figure}<p>{_FALLBACK_TEXT}</p></div>'
             f'<script>{_asset("explorer.js")}</script></div>')
     if len(body.encode("utf-8")) > MAX_BYTES:
         raise ValueError(f"the explorer's page would carry {len(body.encode('utf-8')):,} bytes "
                          f"(limit {MAX_BYTES:,}): pass fewer or shorter examples")
     if not full_page:
         return body
-    lang = html.escape(self.language or "en")
+    lang = html.escape((self.language or "en").replace("_", "-"))  # BCP 47, as :lang() reads it
     return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>Attention explorer</title></head><body>{body}</body></html>")

@@ -73,8 +73,19 @@ def test_a_saved_page_stands_alone(tmp_path):
     maps = tiny_maps()
     path = attention_explorer(maps, list("abcde"), list("wxyz"), language="zh_CN").save(tmp_path / "a.html")
     page = path.read_text(encoding="utf-8")
-    assert page.startswith("<!doctype html>") and '<html lang="zh_CN">' in page and 'data-lang="zh_CN"' in page
+    assert page.startswith("<!doctype html>") and '<html lang="zh-CN">' in page and 'data-lang="zh_CN"' in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # nothing to fetch
+
+
+def test_the_static_sentence_follows_the_page_language():
+    "Where no script runs, the sentence under the figure is in the page's language; the style alone picks it."
+    page = attention_explorer(tiny_maps(), list("abcde"), list("wxyz")).to_html()
+    fallback = re.search(r'<div class="at-fallback">(.*?)</div>', page, re.S).group(1)
+    assert re.findall(r'<span lang="([^"]+)">', fallback) == ["en", "zh-CN"]
+    assert "交互视图需要 JavaScript" in fallback and "The interactive view needs JavaScript" in fallback
+    css = (REPO / "annotated_transformer" / "explorer.css").read_text(encoding="utf-8")
+    assert '.at-explorer .at-fallback [lang|="zh"] { display: none; }' in css
+    assert '.at-explorer:lang(zh) .at-fallback [lang="en"]' in css
 
 
 def test_head_statistics_average_over_sentences():

@@ -425,6 +425,12 @@ def _luminance(css_colour: str) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
+# The languages of the static figure's sentences that its style would display (the fallback itself is hidden by the
+# script, so each sentence's own computed display is read).
+FALLBACK_LANGUAGES_JS = """e => Array.from(e.querySelectorAll('.at-fallback [lang]'))
+    .filter(s => getComputedStyle(s).display !== 'none').map(s => s.getAttribute('lang'))"""
+
+
 def check_explorer(page, html: str, page_name: str, root: Path, language: str, width: int) -> list[str]:
     """Work the page's attention explorers as a reader would and compare what they show with their data: choose a
     sentence, the cross-attention (else the first kind), the last layer and the second head; point at a query token
@@ -451,6 +457,13 @@ def check_explorer(page, html: str, page_name: str, root: Path, language: str, w
             continue
         if state["label"] != EXPLORER_WORDS.get(language, EXPLORER_WORDS["en"]):
             problems.append(f"explorer {n}: its controls say {state['label']!r}, not the {language} words")
+        # the sentence under the static figure (seen where no script runs) is in the page's language: CSS picks it
+        shown = element.evaluate(FALLBACK_LANGUAGES_JS)
+        if shown != ["zh-CN" if language.startswith("zh") else "en"]:
+            problems.append(f"explorer {n}: the static figure's sentence would show in {shown}, not {language}")
+        alt = element.evaluate("e => (e.querySelector('.at-fallback img') || {}).alt || ''")
+        if language.startswith("zh") and alt == "attention weights of the first example":
+            problems.append(f"explorer {n}: the static figure's alt text is English ({alt!r})")
         which = min(1, len(data["examples"]) - 1)
         example = data["examples"][which]
         kind = "cross" if "cross" in example["kinds"] else next(iter(example["kinds"]))
