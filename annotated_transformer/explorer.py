@@ -156,7 +156,7 @@ class AttentionExplorer:
         return f"AttentionExplorer({len(self.examples)} example(s); {', '.join(kinds)})"
 
 # %% ../nbs/G_explorer.ipynb #b17dde78
-# Shown only where no script runs, so the page's language picks the sentence through CSS (explorer.css), not JS.
+# Shown only where no script runs: the page's language picks the sentence by CSS (explorer.css).
 _FALLBACK_TEXT = ('<span lang="en">The interactive view needs JavaScript '
                   '(in Jupyter: a trusted notebook).</span>'
                   '<span lang="zh-CN">交互视图需要 JavaScript（在 Jupyter 中：需信任此笔记本）。</span>')
