@@ -14,12 +14,19 @@ own commit (`bench/replay.py --checkout`, clean), and the decision, one of
 
 Records made from now on cannot end up here silently: a modified checkout is refused by the runners' provenance
 (`bench/provenance.py`: `uncommitted`) and named with its files.
+
+Older records say it in other ways too: a commit string that says so ("(with uncommitted changes)", "the working tree
+held its changes", "+ bench/reference_loop.py", ...), `worktree_dirty: true`, a non-empty `uncommitted` or
+`changed_files`. `marks` finds every such place in every record under bench/results/ and results/ (a superset of the
+records the book reads); a record marked only that way, often one file holding several runs, is listed in `NOTED`
+with what differed and what the book does with it.
 """
 from __future__ import annotations
 
 import datetime
 import functools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +63,34 @@ DECISIONS = {
     **{f"bench/results/decoder_only/mt_{a}_s{s}.json": ("kept", _MT)
        for a, s in (("causal", 0), ("causal", 1), ("prefix", 0), ("prefix", 2))},
 }
+# records marked in words rather than by `modified: true` (see `marks`): what differed, and what the book does with them
+NOTED = {
+    "bench/results/why_self_attention_first.json": (
+        "chapter 23's first record, kept beside its clean rerun (bench/results/why_self_attention.json, made with no "
+        "changed files), from which the chapter's measurements come; the chapter says that the first record was made "
+        "from a working tree with changes that were not committed, and prints its commit with that mark"),
+    "bench/results/inner_dropout.json": (
+        "the two runs reference_recipe.inner_dropout_off (deen_paperdrop_s0, s1) started less than two minutes before "
+        "96af4e9 was committed, from the working tree that held that commit's changes (the inner_dropout switch in "
+        "model.py, train_command.py, compat.py and torch_compare.py), as their commit says; they ran with the switch "
+        "off, the default 96af4e9 made. Chapter 16 prints their perplexities; chapter 22 ran deen_paperdrop_s0's "
+        "command again from a clean checkout (results/attention_heads.json) and quotes both"),
+    "bench/results/init_ablation_cpu.json": (
+        "the first ablation (7b111bd) ran from a working tree holding the corpus builder and --arch torch, committed "
+        "in 57a398f 19 minutes after it ended (the record names them); its two rows of our model were run again "
+        "from committed code after a5ff418 (rerun_after_a5ff418: 04f40ad with bench/init_ablation.py as committed in "
+        "7514eea) and reproduced to every printed digit; its nn.Transformer row of seed 0 was not run again. The "
+        "seeds 1 and 2 (seeds_after_a5ff418) ran at 7514eea with only notebooks uncommitted: the package's modules "
+        "and the script were committed"),
+    "results/reference_split.json": (
+        "deen_fixed_s0 (ours_source_allowance_2) started 11 minutes before 8ef194f was committed, from the working "
+        "tree that held its changes (the embeddings' N(0, 1/d_model) start in model.py, the token budget counting "
+        "padded target tokens in training.py), and the first reference_loop run used 57d765a plus "
+        "bench/reference_loop.py as 8ef194f committed it (a script apart from the package), as their commits say; "
+        "chapter 22 prints those commit strings where it lists the runs"),
+}
+MARKED_COMMIT = re.compile(r"uncommitted|working tree|dirty|\+| with ")  # a commit string that says the tree differed
+RECORDS = ("bench/results", "results")  # every record the book reads lives under these
 BEFORE_RERUN = "6a15d8c"  # the last commit with the records that were run again (their old provenance is read there)
 
 
@@ -110,6 +145,54 @@ def audit() -> list[dict]:
     return entries
 
 
+def marks(record) -> list[str]:
+    """Every place where RECORD says it was made from a checkout with changes, as JSON paths: `modified: true`; a
+    `commit` or `git_commit` string that says so (MARKED_COMMIT); `worktree_dirty: true`, unless the same provenance's
+    `uncommitted` is null (then the package and bench/ were clean, only other files differed); a non-empty
+    `uncommitted` or `changed_files`."""
+    found = []
+
+    def walk(node, path: str, code_clean: bool) -> None:
+        if isinstance(node, dict):
+            code_clean = node["uncommitted"] is None if "uncommitted" in node else code_clean
+            for key, value in node.items():
+                here = f"{path}.{key}" if path else key
+                if (key == "modified" and value is True
+                        or key in ("commit", "git_commit") and isinstance(value, str) and MARKED_COMMIT.search(value)
+                        or key == "worktree_dirty" and value is True and not code_clean
+                        or key in ("uncommitted", "changed_files") and value):
+                    found.append(here)
+                walk(value, here, code_clean)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{path}[{i}]", code_clean)
+
+    walk(record, "", False)
+    return found
+
+
+def marked(root: Path = ROOT) -> dict[str, list[str]]:
+    "{record: its marks} for every record under RECORDS that has one (this audit's own JSON aside)."
+    out = {}
+    for folder in RECORDS:
+        for path in sorted((root / folder).rglob("*.json")):
+            name = path.relative_to(root).as_posix()
+            if path != OUT and (found := marks(json.loads(path.read_text(encoding="utf-8")))):
+                out[name] = found
+    return out
+
+
+def noted() -> list[dict]:
+    "The NOTED records with their marks (each must still carry one)."
+    entries = []
+    for name, reason in NOTED.items():
+        found = marks(json.loads((ROOT / name).read_text(encoding="utf-8")))
+        if not found:
+            raise SystemExit(f"{name}: listed in NOTED, but nothing in it says its checkout differed")
+        entries.append({"record": name, "marks": found, "reason": reason})
+    return entries
+
+
 def excluded(root: Path = ROOT) -> set[str]:
     "The records the audit excludes, as paths relative to the repository (the loaders leave them out)."
     path = root / "bench" / "results" / "provenance_audit.json"
@@ -119,10 +202,12 @@ def excluded(root: Path = ROOT) -> set[str]:
 
 
 def main() -> int:
-    entries = audit()
-    OUT.write_text(json.dumps({"what": __doc__.split("\n\n")[0], "records": entries}, indent=1) + "\n")
+    entries, listed = audit(), noted()
+    OUT.write_text(json.dumps({"what": __doc__.split("\n\n")[0], "records": entries, "noted": listed}, indent=1)
+                   + "\n")
     counts = {d: sum(e["decision"] == d for e in entries) for d in ("kept", "rerun", "excluded")}
-    print(f"{OUT.relative_to(ROOT)}: {len(entries)} records, " + ", ".join(f"{n} {d}" for d, n in counts.items()))
+    print(f"{OUT.relative_to(ROOT)}: {len(entries)} records, " + ", ".join(f"{n} {d}" for d, n in counts.items())
+          + f"; {len(listed)} marked in words, noted")
     return 0
 
 

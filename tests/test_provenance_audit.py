@@ -1,5 +1,6 @@
 """bench/provenance_audit.py: every record the book's chapters read that was made from a checkout with uncommitted
-changes is audited (kept with a reason, run again, or excluded), and the chapters' loaders leave the excluded out."""
+changes is audited (kept with a reason, run again, or excluded) or, where the record says so only in words, noted with
+what differed; the chapters' loaders leave the excluded out."""
 import importlib.util
 import json
 import sys
@@ -9,7 +10,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 import provenance_audit as audit  # noqa: E402
 
-AUDIT = json.loads((REPO / "bench" / "results" / "provenance_audit.json").read_text())["records"]
+_JSON = json.loads((REPO / "bench" / "results" / "provenance_audit.json").read_text())
+AUDIT, NOTED = _JSON["records"], _JSON["noted"]
 
 
 def _load(name):
@@ -21,19 +23,44 @@ def _load(name):
 
 
 def test_every_modified_record_is_audited():
-    def made_modified(path):
-        record = json.loads(path.read_text())
-        return isinstance(record, dict) and isinstance(record.get("provenance"), dict) \
-            and record["provenance"].get("modified") is True
-    modified = {p.relative_to(REPO).as_posix() for p in (REPO / "bench" / "results").rglob("*.json")
-                if made_modified(p)}
+    """Every record under bench/results/ and results/ (a superset of those the book reads) that says in any way that
+    it was made from a changed checkout (`modified: true`, a commit string with "uncommitted" or "working tree",
+    `worktree_dirty: true` with changed package or bench files, ...) is audited, or noted with what differed."""
+    marked = audit.marked()
     audited = {e["record"] for e in AUDIT}
-    assert modified and modified <= audited, sorted(modified - audited)
+    noted = {e["record"] for e in NOTED}
+    assert marked and set(marked) <= audited | noted, sorted(set(marked) - audited - noted)
+    assert not audited & noted and noted == set(audit.NOTED)
+    # a record marked only in words is noted, not audited as if `modified: true` said it
+    assert all(any(m.endswith(".modified") for m in marked[name]) for name in audited if name in marked)
+    for e in NOTED:
+        assert e["marks"] == marked[e["record"]] and len(e["reason"]) > 80
     for e in AUDIT:
         assert e["decision"] in ("kept", "rerun", "excluded") and len(e["reason"]) > 40
         assert isinstance(e["commits_during_run"], list) and e["commit"]  # what git knows of the run's time
         if e["decision"] == "rerun":  # the record now in the repository was made from a clean checkout
             assert e["now"]["modified"] is False and e["now"]["commit"] != e["commit"]
+            assert e["record"] not in marked
+    # chapter 26's positions were run again from a clean checkout: no mark left on them
+    positions = sorted((REPO / "bench" / "results" / "positions").glob("*.json"))
+    assert len(positions) == 12 and not {p.relative_to(REPO).as_posix() for p in positions} & set(marked)
+
+
+def test_marks_finds_every_way_a_record_says_its_checkout_differed():
+    clean = [{"provenance": {"commit": "abc1234", "modified": False}},
+             {"commit": "42d41b4 (by the git log)"},
+             {"provenance": {"git": {"git_commit": "15e1851", "worktree_dirty": True}, "uncommitted": None}},
+             {"provenance": {"commit": "2c998a5", "changed_files": []}, "runs": [{"commit": "9d735f7"}]}]
+    assert [audit.marks(r) for r in clean] == [[]] * 4
+    assert audit.marks({"provenance": {"modified": True}}) == ["provenance.modified"]
+    assert audit.marks({"runs": [{}, {"commit": "75f5569 (with uncommitted changes)"}]}) == ["runs[1].commit"]
+    assert audit.marks({"git_commit": "96af4e9 (the working tree held its changes)"}) == ["git_commit"]
+    assert audit.marks({"commit": "57d765a + bench/reference_loop.py"}) == ["commit"]
+    assert audit.marks({"git_commit": "04f40ad with bench/x.py as committed in 7514eea"}) == ["git_commit"]
+    assert audit.marks({"git_commit": "15e1851", "worktree_dirty": True}) == ["worktree_dirty"]
+    dirty = {"provenance": {"git": {"worktree_dirty": True}, "uncommitted": {"files": ["M bench/x.py"]}}}
+    assert audit.marks(dirty) == ["provenance.git.worktree_dirty", "provenance.uncommitted"]
+    assert audit.marks({"changed_files": ["annotated_transformer/model.py"]}) == ["changed_files"]
 
 
 def test_kept_runs_replay_equal_at_their_own_commit_where_replayed():
@@ -44,7 +71,7 @@ def test_kept_runs_replay_equal_at_their_own_commit_where_replayed():
 
 
 def test_the_json_is_what_the_script_writes():
-    assert audit.audit() == AUDIT
+    assert audit.audit() == AUDIT and audit.noted() == NOTED
 
 
 def test_the_loaders_leave_the_excluded_records_out():
