@@ -30,13 +30,22 @@ results/multilingual/ holds the runs of five GPU sessions: `--deadline 465` (tie
 `--deadline 470 --tiers 6`, and `--workers 15` with `--deadline 390 --tiers 7`, `--deadline 330 --tiers 8` and
 `--deadline 260 --tiers 9`, then `--deadline 320 --tiers 10` and `--deadline 470 --tiers 11`; their
 _summary_call*.json files list what each call finished.
+
+Every record and summary names the code it ran: `commit` (--commit, else git's), and from bench/provenance.py
+`git_commit`, `worktree_dirty`, `commit_from` (git, or on a copy without .git the record tools/gpu_wheels.sh wrote)
+and `uncommitted` (the files of the package and bench/ that differed from the commit, and a hash of the diff; None
+when none did). The records in results/multilingual/ were written before the runner kept the last four: they name
+their commit only. `python bench/multilingual.py history results/multilingual` writes what git's history says of
+those commits to _history.json (chapter 24 prints it).
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -45,6 +54,20 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+
+
+def _load_provenance():
+    """bench/provenance.py, loaded by its path, so that importing this module (chapter 24's report does) leaves
+    sys.path alone."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_bench_provenance", HERE / "provenance.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_provenance = _load_provenance()
+
 PAIRS = {  # name in the book -> reference split (chapter 14)
     "de-en": "bible-de-en", "fr-en": "bible-fr-en", "it-en": "bible-it-en", "ru-en": "bible-ru-en", "zh-en": "cmn-eng"}
 RECIPE = ("--data-option vocab_size=8000 --N 3 --d-model 256 --h 4 --d-ff 1024 --share-embeddings --inner-dropout "
@@ -223,6 +246,83 @@ def collect(run: dict, work: Path) -> dict:
     return rec
 
 
+def code_state() -> dict:
+    """The state of the code a call runs, as the other runners record it (bench/provenance.py): `git_commit`,
+    `worktree_dirty` and `commit_from` from `git_state` (git; on a copy without .git, the record
+    tools/gpu_wheels.sh wrote, and whether the source files still match it), and `uncommitted`: the files of the
+    package and bench/ that differ from the commit, with a hash of the diff (None when none do; 'unknown' files
+    where git cannot be asked and the copy is not known to be clean)."""
+    state = _provenance.git_state()
+    if state["commit_from"] == "git":
+        changes = _provenance.uncommitted()
+    elif state["worktree_dirty"] is False:
+        changes = None
+    else:
+        changes = {"files": [f"unknown: {state['commit_from']}"], "diff_sha256": None}
+    return {**state, "uncommitted": changes}
+
+
+# what the runs execute: the package, the loop, the wrapper, the ablation patches, the stop analysis
+EXECUTED = ("annotated_transformer/", "bench/reference_loop.py", "bench/tf32.py", "bench/ablate_model.py",
+            "bench/stop_analysis.py")
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(HERE.parent), *args], capture_output=True, text=True, check=True,
+                          timeout=60).stdout.strip()
+
+
+def _executed(files) -> list[str]:
+    "The files among FILES that the runs execute (the package's .py files but its nbdev index, and EXECUTED)."
+    return sorted({f for f in files if f.endswith(".py") and f.startswith(EXECUTED) and not f.endswith("_modidx.py")})
+
+
+def history(folder: Path) -> dict:
+    """What git's history says of the commits that FOLDER's records name, call by call (a `_summary_call*.json`
+    each): the commit, whether it is in the history of HEAD, its date, the call's start (a record's date less the
+    seconds from the call's start to the run's end) and end, the executed files that differ from the previous call's
+    commit, and those changed by the commits of HEAD's history made from the call's start to an hour after its end
+    (what a working tree may have held during the call: the work of the time is what those commits went on to
+    commit). For records that do not say whether their working tree differed from their commit."""
+    folder = Path(folder)
+    records = {}
+    for path in folder.glob("*.json"):
+        if not path.name.startswith("_"):
+            r = json.loads(path.read_text(encoding="utf-8"))
+            records[r["name"]] = r
+    parse = lambda text: datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    calls, previous = [], None
+    summaries = sorted(folder.glob("_summary_call*.json"), key=lambda p: int(re.search(r"(\d+)", p.name).group(1)))
+    for path in summaries:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        runs = [records[name] for name in summary["finished"]]
+        commit = summary["commit"]
+        assert {r["commit"] for r in runs} == {commit}, f"{path.name}: runs of other commits"
+        start = min(parse(r["date"]) - datetime.timedelta(seconds=r["started"] + r["seconds"]) for r in runs)
+        end = max(parse(r["date"]) for r in runs)
+        later = _git("log", "HEAD", "--format=%h", f"--since={start.isoformat()}",
+                     f"--until={(end + datetime.timedelta(hours=1)).isoformat()}").split()
+        in_hour = set()
+        for c in later:
+            in_hour |= set(_git("show", "--name-only", "--format=", c).split())
+        committed = parse(_git("log", "-1", "--format=%cI", commit))
+        calls.append({
+            "call": int(re.search(r"(\d+)", path.name).group(1)), "commit": commit,
+            "tiers": sorted({r["tier"] for r in runs}), "runs": len(runs),
+            "in_history": subprocess.run(["git", "-C", str(HERE.parent), "merge-base", "--is-ancestor", commit,
+                                          "HEAD"]).returncode == 0,
+            "committed": committed.isoformat(), "started": start.isoformat(timespec="seconds"),
+            "ended": end.isoformat(), "seconds_from_commit_to_start": round((start - committed).total_seconds()),
+            "changed_since_previous_call": _executed(_git("diff", "--name-only", previous, commit).split())
+            if previous else [],
+            "commits_in_the_hour_after": later, "changed_in_the_hour_after": _executed(in_hour)})
+        previous = commit
+    return {"command": f"python bench/multilingual.py history {folder.as_posix()}",
+            "head": _git("rev-parse", "--short", "HEAD"),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "executed": list(EXECUTED), "calls": calls}
+
+
 def run_all(args) -> int:
     work, out, data = Path(args.work), Path(args.out), Path(args.data)
     work.mkdir(parents=True, exist_ok=True)
@@ -231,7 +331,9 @@ def run_all(args) -> int:
             and (not args.only or r["name"] in args.only)]
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     start, running, done = time.time(), {}, []
-    provenance = {"commit": args.commit, "device": args.device_name or args.device, "machine": platform.node(),
+    code = code_state()  # taken before the first run starts: the code every run of this call imports
+    provenance = {"commit": args.commit or code["git_commit"] or "unknown", **code,
+                  "device": args.device_name or args.device, "machine": platform.node(),
                   "python": sys.version.split()[0]}
     try:
         import torch
@@ -333,8 +435,11 @@ def main(argv=None) -> int:
     r.add_argument("--only", nargs="*", default=None)
     r.add_argument("--checkpoint-every", type=int, default=25, help="for the package runs that are evaluated "
                    "(the last 5 are kept, for averaging)")
-    r.add_argument("--commit", default=os.environ.get("COMMIT", "unknown"))
+    r.add_argument("--commit", default=os.environ.get("COMMIT"), help="the commit to name in the records (else "
+                   "git's); the state of the working tree is recorded beside it")
     sub.add_parser("plan")
+    h = sub.add_parser("history", help="write FOLDER/_history.json: what git says of the records' commits")
+    h.add_argument("folder", type=Path)
     t = sub.add_parser("table")
     t.add_argument("folder", type=Path)
     args = p.parse_args(argv)
@@ -345,6 +450,11 @@ def main(argv=None) -> int:
         return 0
     if args.what == "table":
         table(args.folder)
+        return 0
+    if args.what == "history":
+        rec = history(args.folder)
+        (args.folder / "_history.json").write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.folder / '_history.json'}: {len(rec['calls'])} calls")
         return 0
     return run_all(args)
 

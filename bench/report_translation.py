@@ -36,6 +36,7 @@ import math
 import re
 import shlex
 import statistics
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -324,6 +325,78 @@ def run_times(record: dict | None = None, book_runs: tuple[str, ...] = ("bible_d
     print(f"device: {'; '.join(devices)}")
 
 
+def _planned_steps(command: str | list[str]) -> int:
+    args = shlex.split(command) if isinstance(command, str) else command
+    return int(args[args.index("--steps") + 1])
+
+
+def _run_row(r: dict) -> dict:
+    """Seed, updates reached and planned of a training run in any of this chapter's records (None where the record
+    does not keep it)."""
+    if "steps_done" in r:  # the full-size ablation
+        return {"seed": r["seed"], "reached": r["steps_done"], "planned": r["steps_planned"]}
+    if "train_config" in r:  # the book's own splits
+        return {"seed": r["train_config"]["seed"], "reached": r["curves"]["dev"][-1]["step"],
+                "planned": r["train_config"]["steps"]}
+    if "train_command" in r:  # the run the attention was measured on: its last checkpoint
+        return {"seed": _planned_seed(r["train_command"]), "planned": _planned_steps(r["train_command"]),
+                "reached": int(re.search(r"step_(\d+)\.pt", r["checkpoint"]).group(1))}
+    command = r["provenance"]["command"] if "provenance" in r else r["command"]
+    if "dev_curve" in r:  # the reference split's runs of the recipe
+        return {"seed": _seeds([r])[0], "reached": r["dev_curve"][-1]["step"], "planned": _planned_steps(command)}
+    return {"seed": _planned_seed(command), "reached": None, "planned": _planned_steps(command)}  # the proxy
+
+
+def _planned_seed(command: str | list[str]) -> int | None:
+    args = shlex.split(command) if isinstance(command, str) else command
+    return int(args[args.index("--seed") + 1]) if "--seed" in args else None
+
+
+def chapter_runs(record: dict | None = None) -> dict:
+    """Every training run whose numbers chapter 22 gives, by the record that holds it: {record: [(group, runs, where
+    the chapter uses them)]}."""
+    record = record or load("reference_split")
+    loop_anew = [r for r in record["full_size_ablation"] if "reference_loop.py" in r["command"]]
+    patched = [r for r in record["full_size_ablation"] if r not in loop_anew]
+    return {
+        "results/reference_split.json": [
+            ("German, the loop", record["reference_loop"], "comparison of the programs"),
+            ("German, the package", record["ours"], "comparison; beam search, averaging"),
+            ("German, package, source up to 2x the budget", record["ours_source_allowance_2"],
+             "ablation; decoding study (seed 0)"),
+            ("German, package, batches cut once", record["ours_cut_once"], "full-size ablation"),
+            ("German, package, one difference patched in", patched, "full-size ablation"),
+            ("German, loop, batches cut anew", loop_anew, "full-size ablation"),
+            ("German, proxy (2+2 layers, d_model 128)", record["ablation"], "proxy ablation"),
+            ("Chinese, the package", record["ours_zhen"], "Chinese to English")],
+        "results/bible_deen.json": [("German, Bible split by chapters", [load("bible_deen")],
+                                     "the book's own splits")],
+        "results/tatoeba_zhen.json": [("Chinese, Tatoeba", [load("tatoeba_zhen")], "the book's own splits")],
+        "results/attention_heads.json": [("German, no inner dropout", [load("attention_heads")],
+                                          "the heads; the attention view")]}
+
+
+def run_accounting(record: dict | None = None) -> None:
+    """Chapter 22's training runs, by record: how many, their seeds, the updates they reached, how many stopped
+    before the updates they were to train for, and where the chapter uses them."""
+    groups = chapter_runs(record)
+    print(f"{'record and runs':46} {'runs':>4}  {'seeds':5} {'updates':>10}  {'stopped':>7}  used for")
+    total = stopped = 0
+    for name, rows in groups.items():
+        print(name)
+        for label, runs, used in rows:
+            info = [_run_row(r) for r in runs]
+            seeds = sorted({i["seed"] for i in info if i["seed"] is not None})
+            reached = sorted({i["reached"] if i["reached"] is not None else i["planned"] for i in info})
+            early = sum(i["reached"] is not None and i["reached"] < i["planned"] for i in info)
+            marks = "*" if any(i["reached"] is None for i in info) else ""
+            total, stopped = total + len(runs), stopped + early
+            print(f"  {label:44} {len(runs):>4}  {_seed_list(seeds) if seeds else '-':5} "
+                  f"{', '.join(f'{x:,}' for x in reached) + marks:>10}  {early:>7}  {used}")
+    print(f"{total} runs, each shown in a table or figure above; {stopped} stopped before the updates they were to "
+          f"train for.\n*: planned; the proxy's records keep the last dev perplexity, not the update it came at.")
+
+
 class Details:
     "A collapsed box: HTML <details> in Jupyter and on the website, plain text elsewhere."
 
@@ -536,6 +609,28 @@ def multilingual_runs(folder: str | Path = RESULTS / "multilingual") -> None:
           + "; ".join(f"{r['name']} ({', '.join(sorted(r['planned'] - r['recorded']))})" for r in lost) + ".")
     unplanned = [r["name"] for r in a["runs"] if r["trained"] and not r["planned"]]
     print(f"Trained to the end, no test evaluation planned ({len(unplanned)}): {', '.join(unplanned)}.")
+
+
+def multilingual_history(path: str | Path = RESULTS / "multilingual" / "_history.json") -> dict:
+    """What git's history says of the commits the five-language records name (`bench/multilingual.py history`):
+    prints, call by call, the tiers and runs, the commit and how long before the call it was made, the files the
+    runs execute that changed since the call before, and those changed by the commits of the hour after the call.
+    Returns the record."""
+    rec = json.loads(Path(path).read_text(encoding="utf-8"))
+    def files(label: str, names: list[str]) -> None:
+        text = ", ".join(f.removeprefix("annotated_transformer/") for f in names) or "none"
+        print(textwrap.fill(text, 110, initial_indent=f"  {label:35} ", subsequent_indent=" " * 38))
+    tiers = lambda t: f"tier {t[0]}" if len(t) == 1 else f"tiers {t[0]}-{t[-1]}"
+    for c in rec["calls"]:
+        print(f"call {c['call']} ({tiers(c['tiers'])}, {c['runs']} runs): commit {c['commit']}, "
+              f"{'in' if c['in_history'] else 'NOT in'} the book's history, made {c['seconds_from_commit_to_start']} s "
+              f"before the call started")
+        if c["call"] > 1:
+            files("changed since the call before:", c["changed_since_previous_call"])
+        files("changed in the hour after the call:", c["changed_in_the_hour_after"])
+    print(textwrap.fill(f"Files: those the runs execute (the package's modules, {', '.join(rec['executed'][1:])}); "
+                        f"from {Path(path).name}, written by `{rec['command']}`.", 110))
+    return rec
 
 
 @functools.lru_cache(maxsize=None)

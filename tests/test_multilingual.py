@@ -99,6 +99,69 @@ def test_every_recorded_run_names_its_command_commit_device_and_date():
                 assert 0 < r["stops"]["p_eos_inside"] < r["stops"]["p_eos_at_end"] < 1
 
 
+def _git(*args):
+    import subprocess
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_call_records_the_state_of_its_code(tmp_path, monkeypatch):
+    "Every record and the call's summary name the commit and what differed from it, as bench/provenance.py takes it."
+    import sys
+    ml = _load("multilingual")
+    run = {"name": "loop_de-en_s0", "tier": 1, "variant": "loop", "pair": "de-en", "seed": 0, "steps": 1000,
+           "evaluate": False, "analyse": False}
+    monkeypatch.setattr(ml, "plan", lambda steps=1000: [dict(run)])
+    monkeypatch.setattr(ml, "command", lambda *a, **k: ([sys.executable, "-c", "pass"], {}))
+    monkeypatch.setattr(ml, "evaluations", lambda *a, **k: [])
+    monkeypatch.setattr(ml, "collect", lambda *a, **k: {"dev_curve": [], "evaluations": {}})
+    monkeypatch.delenv("COMMIT", raising=False)
+    out = tmp_path / "out"
+    assert ml.main(["run", "--data", str(tmp_path), "--work", str(tmp_path / "work"), "--out", str(out),
+                    "--device", "cpu", "--workers", "1", "--deadline", "60"]) == 0
+    record = json.loads((out / "loop_de-en_s0.json").read_text(encoding="utf-8"))
+    summary = json.loads((out / "_summary.json").read_text(encoding="utf-8"))
+    provenance = _load("provenance")
+    for r in (record, summary):
+        assert r["commit"] == r["git_commit"] == _git("rev-parse", "--short", "HEAD")
+        assert r["commit_from"] == "git" and r["worktree_dirty"] == bool(_git("status", "--porcelain"))
+        assert r["uncommitted"] == provenance.uncommitted()  # None, or the files that differed and the diff's hash
+        if r["uncommitted"] is not None:
+            assert r["uncommitted"]["files"] and len(r["uncommitted"]["diff_sha256"]) == 64
+    assert record["status"] == "done"
+
+
+def test_a_copy_without_git_is_not_called_clean_when_it_may_not_be(monkeypatch):
+    "On a copy without .git the state comes from the record tools/gpu_wheels.sh wrote; unknown changes are said so."
+    ml = _load("multilingual")
+    clean = {"git_commit": "abc1234", "worktree_dirty": False, "commit_from": "git.json written 2026 (no git here); "
+             "the source files match it"}
+    monkeypatch.setattr(ml._provenance, "git_state", lambda: dict(clean))
+    assert ml.code_state() == {**clean, "uncommitted": None}
+    differ = {**clean, "worktree_dirty": True, "commit_from": "git.json (no git here); the source files DIFFER"}
+    monkeypatch.setattr(ml._provenance, "git_state", lambda: dict(differ))
+    state = ml.code_state()
+    assert state["worktree_dirty"] is True and state["uncommitted"]["files"][0].startswith("unknown: ")
+
+
+def test_the_history_of_the_records_commits_is_what_git_says():
+    """The records in results/multilingual/ name their commit only; _history.json (chapter 24) holds what git's
+    history says of those commits, and must still say it."""
+    import pytest
+    ml = _load("multilingual")
+    folder = REPO / "results" / "multilingual"
+    recorded = json.loads((folder / "_history.json").read_text(encoding="utf-8"))
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("*.json") if not p.name.startswith("_")]
+    assert {r["commit"] for r in records} == {c["commit"] for c in recorded["calls"]}
+    assert sum(c["runs"] for c in recorded["calls"]) == len(records) == 121
+    try:
+        for c in recorded["calls"]:
+            _git("cat-file", "-e", c["commit"] + "^{commit}")
+    except Exception:  # noqa: BLE001 -- a shallow clone: the commits are not here to ask
+        pytest.skip("the records' commits are not in this clone's history")
+    fresh = ml.history(folder)
+    assert fresh["calls"] == recorded["calls"] and fresh["executed"] == recorded["executed"]
+
+
 def test_longer_runs_are_kept_apart_from_the_1000_update_means():
     "Tier 11 trains seeds of tier 10 again for 2,000 updates: they get their own cells, rows and commands."
     report = _load("report_translation")

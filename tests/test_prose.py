@@ -156,3 +156,29 @@ def test_the_rules_catch_development_process_words(sentence):
 @pytest.mark.parametrize("sentence", PASSES)
 def test_the_rules_let_legitimate_prose_pass(sentence):
     assert not findings(sentence), findings(sentence)
+
+
+# a negative zero as printed: "-0.0", "−0.00", "-0" as a whole number, not the start of -0.03 or part of 10-0.5
+NEGATIVE_ZERO = re.compile(r"(?<![\w.])[-−]0(?:\.0+)?(?![\d.]*[1-9])(?![\d])")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_output_prints_a_negative_zero(path):
+    """A value that rounds to zero is printed 0.0, not −0.0: a reader takes the sign for a measured direction. Reads
+    every output of every cell (text/plain, text/markdown, text/html, stream text), naming notebook and cell."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    found = []
+    for i, cell in enumerate(cells):
+        text = _outputs_text(cell)
+        found += [f"{path.name}, cell {i}: {m.group(0)!r} in '...{text[max(0, m.start() - 40):m.end() + 20]}...'"
+                  for m in NEGATIVE_ZERO.finditer(text)]
+    assert not found, "negative zeros printed:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("text, zeros", [
+    ("-0.0", ["-0.0"]), ("gap −0.00 [−1.2, +1.1]", ["−0.00"]), ("(-0)", ["-0"]), ("−0.0 %", ["−0.0"]),
+    ("-0.03", []), ("-0.30", []), ("−0.05", []), ("10-0.5", []), ("x-0.0", []), ("0.0", []), ("-10.0", []),
+    ("1.-0", []), ("-0.001", []), ("-00", []),
+])
+def test_the_negative_zero_pattern(text, zeros):
+    assert [m.group(0) for m in NEGATIVE_ZERO.finditer(text)] == zeros

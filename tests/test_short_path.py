@@ -59,14 +59,23 @@ def test_the_first_part_is_the_short_path():
     assert "**The short path**" in intro
 
 
+def _intro() -> str:
+    "Chapter 00's prose, on one line."
+    return " ".join(" ".join("".join(c["source"]) for c in cells(TOC["root"]) if c["cell_type"] == "markdown").split())
+
+
+def stated_size() -> list[str]:
+    "The short path's size as chapter 00 prints it: [words, lines of code shown, lines folded], e.g. '15,900'."
+    found = re.search(r"about ([\d,]+) words and ([\d,]+) lines of code shown, plus ([\d,]+) lines folded", _intro())
+    assert found, "chapter 00 no longer states the short path's size"
+    return list(found.groups())
+
+
 def test_chapter_00_states_the_short_paths_size():
     """'about N words and M lines of code shown, plus K lines folded', each within 5 % of the count below (the whole
     path, chapter 00 included), and a reading time of 'about H hours' at 200 words and 10 shown lines a minute."""
-    intro = " ".join("".join(c["source"]) for c in cells(TOC["root"]) if c["cell_type"] == "markdown")
-    intro = " ".join(intro.split())
-    found = re.search(r"about ([\d,]+) words and ([\d,]+) lines of code shown, plus ([\d,]+) lines folded", intro)
-    assert found, "chapter 00 no longer states the short path's size"
-    stated = [int(g.replace(",", "")) for g in found.groups()]
+    intro = _intro()
+    stated = [int(g.replace(",", "")) for g in stated_size()]
     sizes = [size(chapter) for chapter in TEACHING]
     counted = [sum(s[k] for s in sizes) for k in ("words", "shown", "folded")]
     for a, b in zip(stated, counted):
@@ -75,6 +84,21 @@ def test_chapter_00_states_the_short_paths_size():
     assert hours, "chapter 00 no longer states the reading time"
     minutes = counted[0] / 200 + counted[1] / 10
     assert abs(float(hours.group(1)) - minutes / 60) <= 0.25, (hours.group(1), minutes / 60)
+
+
+# how each README states the short path's size: (words, lines of code shown)
+README_SIZE = {"README.md": r"about ([\d,]+) words and ([\d,]+) lines of code shown",
+               "README.zh-CN.md": r"大约 ([\d,]+) 个英文单词、([\d,]+) 行代码"}
+
+
+@pytest.mark.parametrize("readme", sorted(README_SIZE))
+def test_the_readmes_state_the_size_chapter_00_states(readme):
+    """The README's words and lines of code of the short path are chapter 00's, which the test above ties to the
+    count: a README that keeps an old number fails here."""
+    text = " ".join((REPO / readme).read_text(encoding="utf-8").split())
+    found = re.findall(README_SIZE[readme], text)
+    assert len(found) == 1, f"{readme} should state the short path's size once: {found}"
+    assert list(found[0]) == stated_size()[:2], (readme, found[0], stated_size()[:2])
 
 
 def test_teaching_code_lines_fit_88_characters():
