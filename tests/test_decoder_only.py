@@ -6,6 +6,7 @@ in one line; the bench script's variants have equal parameters and its plans at 
 import importlib.util
 import itertools
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -252,6 +253,19 @@ def test_a_bad_plan_line_is_refused(tmp_path):
 def test_tables_are_empty_without_records(tmp_path):
     assert bench.load_records(tmp_path) == []
     assert all("dev_ppl" not in line for line in bench.lm_table([]))
+    assert bench.lm_spread_check([]) == {}
+
+
+def test_the_spread_check_is_bartletts_test_of_the_paired_differences():
+    "Differences of 1, 2, 3 and 0, 2, 4 from the base: variances 1 and 4, Bartlett's statistic by hand."
+    values = {"base": [10, 10, 10], "rmsnorm": [11, 12, 13], "rope": [10, 12, 14]}
+    records = [{"name": f"lm_{v}_s{s}", "seed": s, "dev_ppl": x}
+               for v, xs in values.items() for s, x in enumerate(xs)]
+    check = bench.lm_spread_check(records)
+    pooled = (1 + 4) / 2  # k = 2 groups of n = 3, 2 d.o.f. each
+    statistic = (4 * math.log(pooled) - 2 * (math.log(1) + math.log(4))) / (1 + (1 / 3) * (2 / 2 - 1 / 4))
+    assert check["variants"] == 2 and check["df_each"] == 2 and check["largest_over_smallest"] == 4
+    assert check["bartlett_p"] == pytest.approx(math.erfc(math.sqrt(statistic / 2)))  # chi-square on 1 d.o.f.
 
 
 def test_tiny_runs_write_records_with_provenance(tmp_path):

@@ -70,6 +70,22 @@ def test_kept_runs_replay_equal_at_their_own_commit_where_replayed():
             assert r and r["equal"] and r["replay_commit"] == e["commit"], e["record"]
 
 
+def test_a_kept_record_that_replays_different_has_clean_controls_that_do_too():
+    """A kept record whose replay at its own commit differs is kept only where the records of its folder made from
+    clean checkouts, replayed the same way at their own commits, differ too: then the replay reproduces none of
+    them and cannot tell whether the changes mattered, and the reason says so."""
+    replays = [r for path in (REPO / "bench" / "results" / "replay").glob("*.json")
+               for r in json.loads(path.read_text())["replays"]]
+    for e in AUDIT:
+        r = e["replay_at_own_commit"]
+        if e["decision"] == "kept" and r and not r["equal"]:
+            controls = [x for x in replays if Path(x["record"]).parent == Path(e["record"]).parent
+                        and x["record_modified"] is False and x["replay_commit"] == x["record_commit"]
+                        and x["replayed"] == r["replayed"]]
+            assert controls and not any(x["equal"] for x in controls), e["record"]
+            assert "cannot tell whether the changes mattered" in e["reason"], e["record"]
+
+
 def test_the_json_is_what_the_script_writes():
     assert audit.audit() == AUDIT and audit.noted() == NOTED
 
