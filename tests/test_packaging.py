@@ -54,3 +54,14 @@ def test_the_version_is_the_newest_released_section_of_the_changelog():
     changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
     released = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", changelog, flags=re.M)
     assert released and released[0][0] == annotated_transformer.__version__ == CFG["version"]
+
+
+def test_the_wheel_check_installs_with_the_options_the_dev_install_uses():
+    "uv reads no pip.conf: both scripts pass pip's wheel folders and constraints (the CPU torch) the same way."
+    shared = (REPO / "tools" / "uv_options.sh").read_text()
+    assert "find-links" in shared and "constraint" in shared
+    for name in ("install.sh", "wheel_check.sh"):
+        script = (REPO / "tools" / name).read_text()
+        assert "source tools/uv_options.sh" in script, name
+        uv_lines = [line for line in script.splitlines() if re.search(r"\buv\"? pip install", line)]
+        assert uv_lines and all('"${UV_OPTIONS[@]}"' in line for line in uv_lines), (name, uv_lines)
