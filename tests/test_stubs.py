@@ -175,9 +175,10 @@ def test_pyright_catches_a_misspelt_keyword_of_each_classmethod(tmp_path):
         '"Tensor"', '"tuple[Tensor, Tensor]"', '"tuple[Tensor, list[list[Hypothesis]]]"'], revealed
 
 
-# `mypy --strict annotated_transformer` (it reads the stubs): 157 errors before issue 61, 65 after it; what is left
-# are parameters and returns that the notebooks leave unannotated. Lower this as they get annotations.
-STRICT_CEILING = 65
+# `mypy --strict annotated_transformer` (it reads the stubs): 157 errors before issue 61, 60 after it (the model's
+# masks and configs of chapter 07 annotated: 65 -> 60); what is left are parameters and returns that the notebooks
+# leave unannotated. Lower this as they get annotations.
+STRICT_CEILING = 60
 
 
 def test_mypy_strict_errors_on_the_package_stay_under_the_ceiling(tmp_path):
