@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
+unset PYTHONPATH  # nothing but the wheel: not this checkout, which a developer's shell may put on the path
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 .venv/bin/python -m pip wheel -q --no-deps --no-build-isolation -w "$work/dist" . >/dev/null
@@ -27,7 +28,10 @@ install "$work"/dist/*.whl
 cd "$work"
 "$work/venv/bin/python" - <<'PY'
 import importlib.metadata as m
+import sys
 import annotated_transformer
+if not annotated_transformer.__file__.startswith(sys.prefix):
+    raise SystemExit(f"wheel check: imported {annotated_transformer.__file__}, not the wheel installed in {sys.prefix}")
 print("wheel check:", "annotated-transformer", annotated_transformer.__version__, "from", annotated_transformer.__file__)
 print("  with", ", ".join(f"{d} {m.version(d)}" for d in ("torch", "fastcore", "numpy", "sacrebleu", "sentencepiece",
                                                            "safetensors", "tqdm")))
