@@ -41,8 +41,8 @@ from .subwords import Tokenizer, corpus_data, encode_pairs, train_tokenizer
 from .translate import Translator, evaluate_translator, score_translations, tune_decoding
 from .positions import (RelativeAttention, RelativeMultiHeadAttention, RelativePositions, RotaryMultiHeadAttention,
                         RotaryPositions, apply_rotary, relative_offsets)
-from .torch_compare import (TorchTransformer, counted_step_flops, ours_to_torch, paper_dropouts_only, torch_to_ours,
-                            training_flops)
+from .torch_compare import (HarvardLayerNorm, TorchTransformer, counted_step_flops, harvard_to_ours, ours_to_torch,
+                            paper_dropouts_only, torch_to_ours, training_flops)
 
 
 # `attention` names both chapter 02's module and its function. `import annotated_transformer.attention as A` must give
@@ -108,9 +108,9 @@ __all__ = [
     # 26 positions beyond the paper
     "RelativeAttention", "RelativeMultiHeadAttention", "RelativePositions", "RotaryMultiHeadAttention",
     "RotaryPositions", "apply_rotary", "relative_offsets",
-    # appendix B checking ourselves against PyTorch
-    "TorchTransformer", "counted_step_flops", "ours_to_torch", "paper_dropouts_only", "torch_to_ours",
-    "training_flops",
+    # appendix B checking ourselves against PyTorch and Harvard's notebook
+    "HarvardLayerNorm", "TorchTransformer", "counted_step_flops", "harvard_to_ours", "ours_to_torch",
+    "paper_dropouts_only", "torch_to_ours", "training_flops",
 ]
 
 

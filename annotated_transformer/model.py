@@ -81,8 +81,9 @@ class DecoderLayer(nn.Module):
         self.sublayer = clones(AddAndNorm(d_model, dropout, norm_first), 3)
         self.d_model, self.norm_first = d_model, norm_first
 
-    def forward(self, x: Tensor, memory: Tensor, src_mask=None, tgt_mask=None,
-                cache: tuple | None = None, is_causal: bool = False) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None, cache: tuple | None = None,
+                is_causal: bool = False) -> Tensor:
         m, (c_self, c_src) = memory, (None, None) if cache is None else cache
         causal = is_causal or tgt_mask is None  # no tgt_mask: causal, never unmasked
         x = self.sublayer[0](x, lambda x: self.self_attn(
@@ -171,19 +172,19 @@ class EncoderDecoder(nn.Module):
                  tgt_embed: nn.Module, generator: Generator):
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
-        self.src_embed, self.tgt_embed = src_embed, tgt_embed  # embeddings + positions
-        self.generator = generator
+        self.src_embed, self.tgt_embed, self.generator = src_embed, tgt_embed, generator
 
     def encode(self, src: Tensor, src_mask: Tensor | None) -> Tensor:  # memory
         _check_inputs(src, src_mask)
         return self.encoder(self.src_embed(src), src_mask)
 
-    def decode(self, memory, src_mask, tgt, tgt_mask=None) -> Tensor:  # decoder states
-        _check_inputs(memory, src_mask, tgt, tgt_mask)  # no tgt_mask: causal, below
-        return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask,
-                            is_causal=tgt_mask is None)
+    def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor,
+               tgt_mask: Tensor | None = None) -> Tensor:  # decoder states
+        _check_inputs(memory, src_mask, tgt, tgt_mask)  # no tgt_mask: causal
+        return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
 
-    def forward(self, src, tgt, src_mask, tgt_mask=None) -> Tensor:  # decoder states
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None,
+                tgt_mask: Tensor | None = None) -> Tensor:  # decoder states
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
     def save_pretrained(self, folder: str | os.PathLike) -> Path:
@@ -215,13 +216,14 @@ def positional_kinds() -> tuple[str, ...]:
     return tuple(POSITIONAL_ENCODINGS)
 
 
-def positional_encoding(config) -> nn.Module:
+def positional_encoding(config: "TransformerConfig") -> nn.Module:
     "The module that adds `config.positional`'s positions to the embeddings."
     kind = POSITIONAL_ENCODINGS[config.positional]
     return kind(config.d_model, config.dropout, config.max_positions)
 
 
-def self_attention(config, attn: MultiHeadAttention) -> MultiHeadAttention:
+def self_attention(config: "TransformerConfig",
+                   attn: MultiHeadAttention) -> MultiHeadAttention:
     ("The self-attention of `config.positional`: `attn` itself (the paper's), or a "
      "subclass of the same sizes that puts positions inside the attention.")
     kind = SELF_ATTENTIONS.get(config.positional)

@@ -46,7 +46,7 @@ class DecoderLayer(Module):
     src_attn: Any
     sublayer: Any
     def __init__(self, d_model: int, self_attn: MultiHeadAttention, src_attn: MultiHeadAttention, feed_forward: PositionwiseFeedForward, dropout: float, norm_first: bool = False) -> None: ...
-    def forward(self, x: Tensor, memory: Tensor, src_mask=None, tgt_mask=None, cache: tuple[Any, ...] | None = None, is_causal: bool = False) -> Tensor: ...
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None, cache: tuple[Any, ...] | None = None, is_causal: bool = False) -> Tensor: ...
 
 class Encoder(Module):
     """A stack of `N` encoder layers (§3.1)."""
@@ -83,11 +83,11 @@ class EncoderDecoder(Module):
         """Parameters:
         - returns: memory
         """
-    def decode(self, memory, src_mask, tgt, tgt_mask=None) -> Tensor:
+    def decode(self, memory: Tensor, src_mask: Tensor | None, tgt: Tensor, tgt_mask: Tensor | None = None) -> Tensor:
         """Parameters:
         - returns: decoder states
         """
-    def forward(self, src, tgt, src_mask, tgt_mask=None) -> Tensor:
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None = None) -> Tensor:
         """Parameters:
         - returns: decoder states
         """
@@ -103,10 +103,10 @@ INITS: tuple[Any, ...]
 def positional_kinds() -> tuple[str, ...]:
     """The values `TransformerConfig.positional` accepts: the paper's two, and later ones."""
 
-def positional_encoding(config) -> Module:
+def positional_encoding(config: TransformerConfig) -> Module:
     """The module that adds `config.positional`'s positions to the embeddings."""
 
-def self_attention(config, attn: MultiHeadAttention) -> MultiHeadAttention:
+def self_attention(config: TransformerConfig, attn: MultiHeadAttention) -> MultiHeadAttention:
     """The self-attention of `config.positional`: `attn` itself (the paper's), or a subclass of the same sizes that puts positions inside the attention."""
 
 class TransformerConfig:

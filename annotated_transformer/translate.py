@@ -560,6 +560,9 @@ def _check_options(args: argparse.Namespace) -> None:
         path = getattr(args, flag[2:].replace("-", "_"), None)
         if path is not None and path.is_dir():
             raise ValueError(f"{flag} {path} is a directory: give a file name")
+        folder = None if path is None or flag == "--json" else path.parent  # --json's is made
+        if folder is not None and not folder.is_dir():
+            raise ValueError(f"{flag} {path}: there is no folder {folder} to write it in")
 
 def _resolve_decoding(args: argparse.Namespace, chosen: dict | None = None) -> str | None:
     ("Fill in --avg, --beam/--greedy, --alpha: as `chosen`; else as given; "
@@ -691,8 +694,10 @@ def translate_main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text, encoding="utf-8")
+        try:
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as e:  # a full disk, no permission: one line naming the file
+            p.exit(1, f"{p.prog}: error: cannot write --output {args.output}: {e.strerror or e}\n")
     return 0
 
 # %% ../nbs/22_translate.ipynb #e3088860

@@ -77,7 +77,7 @@ def test_every_exception_of_a_submodule_is_exported():
 
 def test_the_names_users_need_are_exported():
     for name in ["StepOutOfMemory", "init_distributed", "unwrap", "init_weights", "transformer_parameter_count",
-                 "RotaryPositions", "RunWriteError", "check_2d_mask"]:
+                 "RotaryPositions", "RunWriteError", "check_2d_mask", "harvard_to_ours", "HarvardLayerNorm"]:
         assert name in annotated_transformer.__all__, name
 
 

@@ -54,3 +54,39 @@ def test_the_version_is_the_newest_released_section_of_the_changelog():
     changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
     released = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", changelog, flags=re.M)
     assert released and released[0][0] == annotated_transformer.__version__ == CFG["version"]
+
+
+def test_the_wheel_check_installs_with_the_options_the_dev_install_uses():
+    "uv reads no pip.conf: both scripts pass pip's wheel folders and constraints (the CPU torch) the same way."
+    shared = (REPO / "tools" / "uv_options.sh").read_text()
+    assert "find-links" in shared and "constraint" in shared
+    for name in ("install.sh", "wheel_check.sh"):
+        script = (REPO / "tools" / name).read_text()
+        assert "source tools/uv_options.sh" in script, name
+        uv_lines = [line for line in script.splitlines() if re.search(r"\buv\"? pip install", line)]
+        assert uv_lines and all('"${UV_OPTIONS[@]}"' in line for line in uv_lines), (name, uv_lines)
+
+
+# A runtime requirement without a lower bound, and why (settings.ini says it too).
+UNBOUNDED = {"numpy": "only np.random is used; no one version is installable on Python 3.10 and tested on 3.11"}
+
+
+def test_each_lower_bound_is_the_version_the_tests_run_on():
+    """A range's bottom is a version CI tests: the dev extra pins each runtime requirement at its lower bound (pytest
+    runs on it), and the wheel check installs the newest (its top). torch: the test above."""
+    dev = dict(re.fullmatch(r"([A-Za-z0-9_.-]+)==(\S+)", r).groups()
+               for r in CFG["dev_requirements"].split() if "==" in r)
+    checked = []
+    for requirement in CFG["requirements"].split():
+        name, bound = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:>=(\S+))?", requirement).groups()
+        if name == "torch":
+            continue
+        if name in UNBOUNDED:
+            assert bound is None and name not in dev, f"{name} has a bound now: pin it in the dev extra"
+            continue
+        assert bound is not None, f"settings.ini's requirement {requirement!r} claims every version: give it the " \
+                                  f"lower bound the dev extra pins"
+        assert dev.get(name) == bound, (f"settings.ini claims {name}>={bound}, but the dev extra (what the tests run "
+                                        f"on) pins {name}=={dev.get(name)}")
+        checked.append(name)
+    assert {"fastcore", "sacrebleu", "sentencepiece", "safetensors"} <= set(checked), checked

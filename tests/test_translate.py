@@ -123,6 +123,34 @@ def test_translate_file_to_file_matches_the_python_api(run, tmp_path):
     assert got == expected and len(got) == 3
 
 
+def test_translate_output_into_a_missing_folder_is_refused_by_name(run, tmp_path, capsys):
+    "--output in a folder that does not exist: one line naming the folder, exit 2, before any work; none is made."
+    src = tmp_path / "in.de"
+    src.write_text("Guten Morgen.\n", encoding="utf-8")
+    for missing in (tmp_path / "no" / "such" / "out.en", src / "out.en"):  # no folder; a file, not a folder
+        with pytest.raises(SystemExit) as e:
+            cli(["translate", "--model", str(run), "--input", str(src), "--output", str(missing), "--greedy"])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1, err
+        assert f"--output {missing}: there is no folder {missing.parent} to write it in" in err, err
+    assert not (tmp_path / "no").exists()
+    with pytest.raises(SystemExit) as e:  # evaluate's --hyp-out likewise, before the evaluation
+        cli(["evaluate", "--model", str(run), "--greedy", "--hyp-out", str(tmp_path / "no" / "hyp.en")])
+    assert e.value.code == 2 and "there is no folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a device that is always full)")
+def test_translate_output_that_cannot_be_written_names_the_file(run, tmp_path, capsys):
+    "An OSError while writing --output (here a full device): one line naming the file and why, exit 1."
+    src = tmp_path / "in.de"
+    src.write_text("Guten Morgen.\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        cli(["translate", "--model", str(run), "--input", str(src), "--output", "/dev/full", "--greedy"])
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and err.count("\n") == 1, err
+    assert "annotated-transformer translate: error: cannot write --output /dev/full: No space left on device" in err
+
+
 def test_translator_batches_give_the_same_output_as_one_by_one(run):
     "Sorting by length, padding and batching change nothing: each sentence decoded alone gives the same text."
     t = Translator(run)

@@ -1,4 +1,5 @@
-"""Write the test fixture of `compat.harvard_to_ours`: weights, inputs and outputs made by Harvard's own code.
+"""Write the test fixture of `harvard_to_ours` (module `annotated_transformer.torch_compare`): weights, inputs and
+outputs made by Harvard's own code.
 
     python tools/harvard_fixture.py --harvard PATH/the_annotated_transformer.py
 

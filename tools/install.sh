@@ -24,19 +24,17 @@ fi
 
 # The packages go in with uv (from PyPI), which installs the same requirements as pip in parallel: on a 2-core machine
 # with empty caches, torch and the dev extra took 7 + 27 s with uv against 55 + 125 s with pip. uv does not read pip's
-# configuration, so the wheel folders and constraints that pip is given (environment or pip.conf) are passed on.
+# configuration, so the wheel folders and constraints that pip is given (environment or pip.conf) are passed on
+# (tools/uv_options.sh, which tools/wheel_check.sh uses too).
 # pip stays the fallback (if uv cannot be installed or fails) and the way by hand (README.md); INSTALLER=pip forces it.
 # --compile-bytecode: pip writes every module's .pyc at install, uv by default does not; where Python may not write
 # them later (PYTHONDONTWRITEBYTECODE, as on this project's CI machines) every process then compiled torch from source:
 # `import torch` took 16.9 s instead of 3.5 s, and CI (hundreds of processes and kernels) ran 2064 s instead of ~1600.
-pip_setting() { "$VENV/bin/python" -m pip config get "global.$1" 2>/dev/null || true; }
+source tools/uv_options.sh
 install_packages() {
   if [ "${INSTALLER:-uv}" = uv ] && "$VENV/bin/python" -m pip install -q uv >/dev/null 2>&1; then
-    local links=${PIP_FIND_LINKS:-$(pip_setting find-links)} constraint=${PIP_CONSTRAINT:-$(pip_setting constraint)}
-    local opts=()
-    for link in $links; do opts+=(--find-links "$link"); done
-    for c in $constraint; do [ -f "$c" ] && opts+=(--constraint "$c"); done
-    "$VENV/bin/uv" pip install -q --compile-bytecode --python "$VENV/bin/python" "${opts[@]}" "$@" && return
+    uv_options "$VENV/bin/python"
+    "$VENV/bin/uv" pip install -q --compile-bytecode --python "$VENV/bin/python" "${UV_OPTIONS[@]}" "$@" && return
     echo "install: uv could not install $*; trying pip"
   fi
   "$VENV/bin/python" -m pip install -q "$@"
