@@ -476,3 +476,17 @@ def test_a_redundant_gloss_of_a_compound_fails_and_a_new_term_passes():
     assert "nbs/b: glossary: a redundant gloss" in " ".join(_once(nbs__a=part1, nbs__b=compound))
     new_term = {en2: "注意力权重之和为 1，分组查询注意力（grouped-query attention）也是如此。"}
     assert _once(nbs__a=part1, nbs__b=new_term) == []
+
+
+def test_a_term_is_glossed_where_the_reader_first_meets_it():
+    first, later = "The decoder reads the encoder's output.", "Teacher forcing feeds the decoder the target."
+    late = {first: "解码器读取编码器（encoder）的输出。", later: "强制教学（teacher forcing）把目标句喂给解码器（decoder）。"}
+    assert i18n.gloss_problems(_messages(nbs__a=late), GLOSSARY, ["nbs/a"], {}) == [
+        "nbs/a: glossary: 'decoder' is glossed after its first use; give 解码器（decoder） where the reader first "
+        "meets it: \"The decoder reads the encoder's output.\""]
+    early = {first: "解码器（decoder）读取编码器（encoder）的输出。", later: "强制教学（teacher forcing）把目标句喂给解码器。"}
+    assert i18n.gloss_problems(_messages(nbs__a=early), GLOSSARY, ["nbs/a"], {}) == []
+    # a first use in bold or in parentheses takes no gloss (none in a bold question; none nested): the next one does
+    for english in ("**What does the decoder read?**", "The output goes on (to the decoder)."):
+        assert i18n.gloss_problems(_messages(nbs__a={english: "解码器读什么？", later: late[later]}), GLOSSARY,
+                                   ["nbs/a"], {}) == []

@@ -29,7 +29,8 @@ and one house style:
 * no rival rendering of a term (its `rivals` in the glossary: 栈 for 堆叠) where the English uses the term or beside
   its rendering, nor in the figures' labels (locales/zh_CN/figures.yml, which give the glossary's terms too) or in
   README.zh-CN.md; a figure's box that the English names in bold is named as the figure draws it (掩码（可选）);
-* a term glossed once in a chapter, no gloss in a link to a page, glosses around whole compounds even through
+* a term glossed once in a chapter, at its first use there (not after a message that used it outside bold and
+  parentheses), no gloss in a link to a page, glosses around whole compounds even through
   emphasis; at most `gloss_density` glosses per 100 messages from a part on, where the glossary sets it;
 * a link whose English text is a chapter's title gives that chapter's Chinese title; a heading quoted in its page's
   prose reads as the heading is translated; chapter 00's contents name the chapters as README.zh-CN.md's table;
@@ -449,6 +450,39 @@ def _known_gloss(paren: str, data: dict) -> bool:
     return False
 
 
+def _plain_use(english: str, term: dict, hidden: list[dict], data: dict) -> bool:
+    """Whether ENGLISH uses TERM where a gloss can stand: outside bold (a bold question or label) and parentheses
+    (a gloss there would nest), and not as part of a compound term with an entry of its own (HIDDEN)."""
+    text = _NOT_PROSE.sub(" ", _PAGE_LINK_TEXT.sub(" ", english))
+    for name in data.get("keep", []):
+        text = text.replace(name, " ")
+    for other in hidden:
+        text = other["regex"].sub(" ", text)
+    text = re.sub(r"\*\*.+?\*\*", " ", text)
+    text = re.sub(r"\([^()]*\)", " ", text)
+    return bool(term["regex"].search(text))
+
+
+def late_gloss_problems(chapter: str, body: list, data: dict, skip: set = frozenset()) -> list[str]:
+    """A term glossed in CHAPTER after a message that already used it where a gloss could stand: the reader meets
+    the English at the first use, not later. BODY: the chapter's messages in page order, headings left out."""
+    problems = []
+    for term in data["terms"]:
+        if _gloss_scope(term) == "none" or (chapter, term["en"]) in skip:
+            continue
+        own = _bare_gloss(term)
+        at = next((k for k, m in enumerate(body) if own.search(_PAGE_LINK_TEXT.sub(" ", m.string))), None)
+        if not at:
+            continue
+        hidden = [o for o in data["terms"]
+                  if o is not term and _gloss_scope(o) != "chapter" and term["regex"].search(o["en"])]
+        first = next((m for m in body[:at] if is_prose(m.id) and _plain_use(m.id, term, hidden, data)), None)
+        if first is not None:
+            problems.append(f"{chapter}: glossary: {term['en']!r} is glossed after its first use; give "
+                            f"{term['zh']}（{term['en']}） where the reader first meets it: {_short(first.id)}")
+    return problems
+
+
 def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | None = None,
                    titles: dict[str, list[str]] | None = None, parts: dict[str, int] | None = None) -> list[str]:
     """Where the glosses of the book break the rule above, one line per problem, naming the chapter.
@@ -541,6 +575,7 @@ def gloss_problems(chapters: dict[str, list], data: dict, order: list[str] | Non
                     if hit.group("next") not in _FUNCTION and any(a in _COMPOUND_HEADS for a in after):
                         problems.append(f"{chapter}: glossary: a gloss splits a compound ({hit.group(0)}"
                                         f"{hit.group('next')}…): gloss the whole of it: {_short(m.id)}")
+        problems += late_gloss_problems(chapter, body[chapter], data, skip)
     return problems
 
 
