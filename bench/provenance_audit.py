@@ -41,12 +41,12 @@ _KEPT_4C4 = (_NEW_MODULE + "; the commits during the run changed decoder_only.py
              "export in __init__.py; the first 40 updates replayed at 4c4f0d8, clean, equal the record")
 _MT = ("the commits during the run changed trainer.py, train_command.py and translate.py (Trainer, the train command "
        "and Translator, which this script's runs do not call) and exports in __init__.py. Replayed from a clean "
-       "checkout of its own commit, its first 100 updates do not give its dev nll (they differ by up to 0.002), "
-       "but neither do those of the two translation records made from clean checkouts, and the replays "
-       "at its own commit and at a later one agree (bench/results/replay/decoder_only_mt*.json): the replay does "
-       "not reproduce these runs at all, so it cannot tell whether the changes mattered; kept on what the diffs "
-       "show. The runs of one seed ran at different commits, so the prefix/causal comparison carries the commit "
-       "drift of chapter 25 (about 1.4 % of perplexity)")
+       "checkout of its own commit, its first 100 updates did not give its dev nll (they differed by up to 0.002), "
+       "but neither did those of the two translation records then made from clean checkouts, and the replays at its "
+       "own commit and at a later one agreed (bench/results/replay/decoder_only_mt*.json, kept as the history of the "
+       "check): the replay cannot tell whether the changes mattered. Run again from a clean checkout of 102727a "
+       "(2026-11-29) with the record's own command, record replaced, and so were the two clean ones, so that every "
+       "pair of masks ran at one commit; the new runs' dev nll after 100 updates equals the replays'")
 DECISIONS = {
     **{f"bench/results/table3/mini_{v}_s2.json": ("kept", _KEPT_4C4)
        for v in ("A_h32", "C_N2", "C_N8", "C_d256", "C_d1024", "C_ff1024", "C_ff4096")},
@@ -64,8 +64,9 @@ DECISIONS = {
         "clean checkout of 6a15d8c (2026-11-29), records replaced")
        for v in ("base", "rmsnorm", "swiglu", "rope", "gqa", "modern") for s in (0, 1, 2)
        if (v, s) not in (("rmsnorm", 2), ("swiglu", 2))},  # those two were clean, and were run again all the same
-    **{f"bench/results/decoder_only/mt_{a}_s{s}.json": ("kept", _MT)
+    **{f"bench/results/decoder_only/mt_{a}_s{s}.json": ("rerun", _MT)
        for a, s in (("causal", 0), ("causal", 1), ("prefix", 0), ("prefix", 2))},
+    # mt_prefix_s1 and mt_causal_s2 were clean (da5f0ae), and were run again all the same, at the same commit
 }
 # records marked in words rather than by `modified: true` (see `marks`): what differed, and what the book does with them
 NOTED = {
@@ -95,7 +96,7 @@ NOTED = {
 }
 MARKED_COMMIT = re.compile(r"uncommitted|working tree|dirty|\+| with ")  # a commit string that says the tree differed
 RECORDS = ("bench/results", "results")  # every record the book reads lives under these
-BEFORE_RERUN = "6a15d8c"  # the last commit with the records that were run again (their old provenance is read there)
+BEFORE_RERUN = "6a15d8c"  # a commit holding the old records of all those run again (their old provenance)
 
 
 def _git(*args: str) -> str:

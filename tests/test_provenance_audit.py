@@ -70,20 +70,69 @@ def test_kept_runs_replay_equal_at_their_own_commit_where_replayed():
             assert r and r["equal"] and r["replay_commit"] == e["commit"], e["record"]
 
 
-def test_a_kept_record_that_replays_different_has_clean_controls_that_do_too():
-    """A kept record whose replay at its own commit differs is kept only where the records of its folder made from
-    clean checkouts, replayed the same way at their own commits, differ too: then the replay reproduces none of
-    them and cannot tell whether the changes mattered, and the reason says so."""
+MEASURED = {"tokens_per_update", "target_tokens_per_update", "train_seconds", "dev_curve", "dev_nll", "dev_ppl",
+            "greedy", "beam4_avg5"}  # what a translation run measures: the rest of its record is its settings
+
+
+def _run_again(name):
+    """The record NAME now in the repository, checked to be the same run as the one it replaced (the version at
+    BEFORE_RERUN): everything but the provenance's commit, date and times and what the run measured is unchanged, and
+    it was made from a clean checkout."""
+    new = json.loads((REPO / name).read_text())
+    old = json.loads(audit._git("show", f"{audit.BEFORE_RERUN}:{name}"))
+    assert not new["provenance"]["modified"] and "uncommitted" not in new["provenance"], name
+    assert new["provenance"]["commit"] != old["provenance"]["commit"], name
+    assert set(new) == set(old) and set(new["provenance"]) == set(old["provenance"]), name
+    assert {k: v for k, v in new.items() if k not in MEASURED | {"provenance"}} == {
+        k: v for k, v in old.items() if k not in MEASURED | {"provenance"}}, name
+    assert all(new["provenance"][k] == old["provenance"][k] for k in ("command", "device", "torch", "python")), name
+    return old, new
+
+
+def test_a_record_whose_replay_differs_was_run_again_and_its_replays_kept():
+    """No record is kept on a replay that differs from it. Chapter 28's four translation records made from changed
+    code replayed different at their own commits, and so did the two records of their folder then made from clean
+    checkouts (replayed the same way): the replay could not tell whether the changes mattered, so the four were run
+    again from a clean checkout and their records replaced, and the two clean ones as well, at the same commit, so
+    that every pair of masks ran at one commit. The replays stay in bench/results/replay/ as the history of that
+    check (the audit still shows them, of the old records); each new record is the same run as the old one and gives
+    the replays' number after 100 updates."""
     replays = [r for path in (REPO / "bench" / "results" / "replay").glob("*.json")
                for r in json.loads(path.read_text())["replays"]]
-    for e in AUDIT:
+    differing = {e["record"]: e for e in AUDIT if e["replay_at_own_commit"] and not e["replay_at_own_commit"]["equal"]}
+    assert set(differing) == {f"bench/results/decoder_only/mt_{a}_s{s}.json"
+                              for a, s in (("causal", 0), ("causal", 1), ("prefix", 0), ("prefix", 2))}
+    commits = set()
+    for name, e in differing.items():
         r = e["replay_at_own_commit"]
-        if e["decision"] == "kept" and r and not r["equal"]:
-            controls = [x for x in replays if Path(x["record"]).parent == Path(e["record"]).parent
-                        and x["record_modified"] is False and x["replay_commit"] == x["record_commit"]
-                        and x["replayed"] == r["replayed"]]
-            assert controls and not any(x["equal"] for x in controls), e["record"]
-            assert "cannot tell whether the changes mattered" in e["reason"], e["record"]
+        assert e["decision"] == "rerun" and r["replay_commit"] == e["commit"], name  # a replay of the old record
+        controls = [x for x in replays if Path(x["record"]).parent == Path(name).parent
+                    and x["record_modified"] is False and x["replay_commit"] == x["record_commit"]
+                    and x["replayed"] == r["replayed"]]
+        assert controls and not any(x["equal"] for x in controls), name
+        assert "cannot tell whether the changes mattered" in e["reason"] and "Run again" in e["reason"], name
+        old, new = _run_again(name)
+        assert old["provenance"]["modified"] and new["provenance"]["commit"] == e["now"]["commit"], name
+        commits.add(new["provenance"]["commit"])
+    # the two controls: clean records whose replays differed too, run again at the four's commit
+    controls = {x["record"]: x for x in replays if x["record_modified"] is False
+                and Path(x["record"]).parent.name == "decoder_only" and x["replay_commit"] == x["record_commit"]}
+    assert set(controls) == {f"bench/results/decoder_only/mt_{a}_s{s}.json" for a, s in (("prefix", 1),
+                                                                                           ("causal", 2))}
+    for name, x in controls.items():
+        assert not x["equal"] and name not in {e["record"] for e in AUDIT}, name  # clean: nothing to audit
+        old, new = _run_again(name)
+        assert old["provenance"]["commit"] == x["record_commit"] and not old["provenance"]["modified"], name
+        commits.add(new["provenance"]["commit"])
+    assert len(commits) == 1  # all six at one commit
+    folder = REPO / "bench" / "results" / "decoder_only"
+    assert {json.loads(p.read_text())["provenance"]["commit"] for p in folder.glob("mt_*.json")} == commits
+    # the new runs, from a clean checkout of a later commit, give the replays' number after 100 updates
+    for name in set(differing) | set(controls):
+        new = json.loads((REPO / name).read_text())
+        again = [x for x in replays if x["record"] == name]
+        assert {x["compared"][0]["replayed"] for x in again} == {new["dev_curve"][0]["dev_nll"]}, name
+        assert new["dev_curve"][0]["step"] == 100 and again[0]["compared"][0]["what"] == "dev nll @ 100"
 
 
 def test_the_json_is_what_the_script_writes():
