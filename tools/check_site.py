@@ -201,6 +201,8 @@ ENGLISH_UI = [
     "Link to this heading", "Link to this equation", "Link to this image", "Link to this table", "Link to this code",
     "Link to this definition", "Searching", "Search Results", "Hide Search Matches", "Copy", "Copied",
     "Copy to clipboard", "Failed to copy", "Click to show", "Click to hide",
+    # the attention explorer's static figure (inside .at-explorer, which check_explorer reads instead)
+    "attention weights of the first example",
 ]
 
 # Runs in the page: every piece of interface a reader meets, shown or behind a button or a menu: texts, the tooltips,
