@@ -738,17 +738,26 @@ def _save_evaluation(
     args: argparse.Namespace,  # the options of `annotated-transformer evaluate`
     argv: Sequence[str] | None,  # the arguments evaluate_main was given (None: the command line)
 ) -> None:
-    "Write the translations (`--hyp-out`) and the record without them (`--json`), if asked."
+    """Write the translations (`--hyp-out`) and the record without them (`--json`), if asked.
+    A file that cannot be written (a full disk, no permission) ends the command in one line
+    that names it, exit 1."""
     hyps = record.pop("hypotheses", None)
+    writes = []  # (option, file, text)
     if args.hyp_out is not None and hyps is not None:
-        args.hyp_out.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+        writes.append(("--hyp-out", args.hyp_out, "".join(h + "\n" for h in hyps)))
     if args.json is not None:
         command = ["annotated-transformer", "evaluate", *(sys.argv[2:] if argv is None else argv)]
         record.update(command=" ".join(command), torch=torch.__version__,
                       date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n",
-                             encoding="utf-8")
+        text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+        writes.append(("--json", args.json, text))
+    for option, path, text in writes:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as e:
+            sys.exit(f"annotated-transformer evaluate: error: cannot write {option} {path}: "
+                     f"{e.strerror or e}")
 
 # %% ../nbs/22_translate.ipynb #2cdd9da4
 def evaluate_main(argv: Sequence[str] | None = None) -> int:

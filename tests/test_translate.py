@@ -151,6 +151,17 @@ def test_translate_output_that_cannot_be_written_names_the_file(run, tmp_path, c
     assert "annotated-transformer translate: error: cannot write --output /dev/full: No space left on device" in err
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a device that is always full)")
+@pytest.mark.parametrize("option", ["--hyp-out", "--json"])
+def test_evaluate_output_that_cannot_be_written_names_the_file(run, option, capsys):
+    "An OSError while writing evaluate's --hyp-out or --json: one line naming the option and the file, exit 1."
+    with pytest.raises(SystemExit) as e:
+        cli(["evaluate", "--model", str(run), "--greedy", "--samples", "0", option, "/dev/full"])
+    assert e.value.code == f"annotated-transformer evaluate: error: cannot write {option} /dev/full: " \
+                           "No space left on device"
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_translator_batches_give_the_same_output_as_one_by_one(run):
     "Sorting by length, padding and batching change nothing: each sentence decoded alone gives the same text."
     t = Translator(run)
