@@ -493,18 +493,13 @@ def lm_spread_check(records: list[dict]) -> dict:
     """The block model's one assumption the seeds can check (chapter 25's check): that every variant's differences
     from the base, seed by seed, spread alike. Bartlett's test of equal variances over the variants paired with the
     base on two or more seeds (scipy), and the largest variance over the smallest; {} with fewer than two."""
-    import statistics
-    from scipy import stats as scipy_stats
-    from stats import differences
+    from stats import differences, equal_spreads
     table = {v: by_seed(records, f"lm_{v}") for v in VARIANTS}
     base = table.pop("base", {})
     diffs = {v: differences(base, runs) for v, runs in table.items() if len(set(runs) & set(base)) >= 2}
     if len(diffs) < 2:
         return {}
-    variances = [statistics.variance(d) for d in diffs.values()]
-    return {"variants": len(diffs), "df_each": min(len(d) for d in diffs.values()) - 1,
-            "bartlett_p": float(scipy_stats.bartlett(*diffs.values()).pvalue),
-            "largest_over_smallest": max(variances) / min(variances) if min(variances) > 0 else math.inf}
+    return {"variants": len(diffs), "df_each": min(len(d) for d in diffs.values()) - 1, **equal_spreads(diffs)}
 
 
 # ------------------------------------------------------------------------------------------------ command line

@@ -166,6 +166,14 @@ def pooled_variance(rows: dict[str, list[float]]) -> tuple[float, int]:
     return ss / df, df
 
 
+def equal_spreads(rows: dict[str, list[float]]) -> dict:
+    """Whether the paired differences of ROWS ({row: differences}) spread alike, as a pooled or block model assumes:
+    Bartlett's test of equal variances (scipy) and the largest variance over the smallest (inf if one is 0)."""
+    variances = [statistics.variance(d) for d in rows.values()]
+    return {"bartlett_p": float(_scipy.bartlett(*rows.values()).pvalue),
+            "largest_over_smallest": max(variances) / min(variances) if min(variances) > 0 else math.inf}
+
+
 def pooled_paired(rows: dict[str, tuple], level: float = LEVEL) -> dict[str, Interval]:
     """Each row's paired difference with one pooled variance: ROWS is {row: (base, variant)} (lists or {seed:
     value} dicts), every row paired with its base. Assumes the differences of every row spread alike; the rows

@@ -592,7 +592,6 @@ def spread_checks(records: list[dict]) -> dict:
             v = {r["seed"]: get(r) for r in records if r["variant"] == name}
             if len(set(v) & set(b)) >= 2:
                 diffs[name] = S.differences(b, v)
-        bart = scipy_stats.bartlett(*diffs.values())
         groups = {g: {n: d for n, d in diffs.items() if VARIANTS[n].row in rows} for g, rows in
                   (("reshaped", "BCE"), ("same shapes", "ADF"))}
         if all(groups.values()):
@@ -602,9 +601,7 @@ def spread_checks(records: list[dict]) -> dict:
         else:  # one of the two groups has no row to compare
             f = p_f = math.nan
             df1 = df2 = 0
-        variances = [statistics.variance(d) for d in diffs.values()]
-        out[metric] = {"rows": len(diffs), "bartlett_p": float(bart.pvalue),
-                       "largest_over_smallest": max(variances) / min(variances) if min(variances) > 0 else math.inf,
+        out[metric] = {"rows": len(diffs), **S.equal_spreads(diffs),
                        "reshaped_over_same": f, "reshaped_df": df1, "same_df": df2, "f_p": p_f}
     return out
 
