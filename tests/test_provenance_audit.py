@@ -1,6 +1,7 @@
 """bench/provenance_audit.py: every record the book's chapters read that was made from a checkout with uncommitted
 changes is audited (kept with a reason, run again, or excluded) or, where the record says so only in words, noted with
 what differed; the chapters' loaders leave the excluded out."""
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 import provenance_audit as audit  # noqa: E402
+from annotated_transformer import TrainConfig  # noqa: E402
 
 _JSON = json.loads((REPO / "bench" / "results" / "provenance_audit.json").read_text())
 AUDIT, NOTED = _JSON["records"], _JSON["noted"]
@@ -63,11 +65,46 @@ def test_marks_finds_every_way_a_record_says_its_checkout_differed():
     assert audit.marks({"changed_files": ["annotated_transformer/model.py"]}) == ["changed_files"]
 
 
-def test_kept_runs_replay_equal_at_their_own_commit_where_replayed():
-    for e in AUDIT:
-        if e["decision"] == "kept" and "/table3/" in e["record"]:
-            r = e["replay_at_own_commit"]
-            assert r and r["equal"] and r["replay_commit"] == e["commit"], e["record"]
+SEVEN = {f"bench/results/table3/mini_{v}_s2.json"
+         for v in ("A_h32", "C_N2", "C_N8", "C_d256", "C_d1024", "C_ff1024", "C_ff4096")}
+
+
+def test_a_replay_equal_over_the_first_updates_kept_no_record():
+    """Chapter 25's seven seed-2 records made beside the uncommitted decoder_only module replayed equal at their own
+    commit for 40 updates and were kept on that ground; they were run again from a clean checkout all the same, and
+    no record is kept on a replay any more. The new records are the same runs (same commands, settings and data)
+    whose curves part from the old ones after the replayed 40 updates, never before."""
+    assert not any(e["decision"] == "kept" for e in AUDIT)
+    entries = {e["record"]: e for e in AUDIT if e["record"] in SEVEN}
+    assert set(entries) == SEVEN
+    for name, e in entries.items():
+        r = e["replay_at_own_commit"]
+        assert r["equal"] and r["replay_commit"] == e["commit"] and "40 updates" in r["replayed"], name
+        assert e["decision"] == "rerun" and "9a943b5" in e["reason"] and e["now"]["commit"] == "9a943b5", name
+        parted = e["before_and_after"]["curves_part_at_update"]
+        assert parted is None or parted > 40, name
+        new = json.loads((REPO / name).read_text())
+        old = json.loads(audit._git("show", f"{audit.BEFORE_RERUN}:{name}"))
+        measured = {"train_curve", "dev_curve", "dev_ppl", "dev_nll", "greedy", "beam4_avg5", "provenance"}
+        # settings added to TrainConfig since the old run are written at their defaults: the old behaviour
+        added = {k: new["train_config"].pop(k) for k in set(new["train_config"]) - set(old["train_config"])}
+        defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+        assert added and added == {k: defaults[k] for k in added}, name
+        assert {k: v for k, v in new.items() if k not in measured} == {
+            k: v for k, v in old.items() if k not in measured}, name
+        assert old["provenance"]["modified"] and not new["provenance"]["modified"], name
+        assert e["before_and_after"]["dev_ppl"] == [round(old["dev_ppl"], 4), round(new["dev_ppl"], 4)], name
+
+
+def test_before_and_after_gives_the_headline_numbers_and_where_the_curves_part():
+    old = {"dev_ppl": 30.123456, "greedy": {"bleu": 10.0}, "train_curve": [{"step": 20, "loss": 5}, {"step": 40,
+                                                                                                     "loss": 4}]}
+    new = {"dev_ppl": 30.5, "greedy": {"bleu": 9.5}, "train_curve": [{"step": 20, "loss": 5}, {"step": 40, "loss": 3}]}
+    assert audit.before_and_after(old, new) == {"dev_ppl": [30.1235, 30.5], "greedy.bleu": [10.0, 9.5],
+                                                "curves_part_at_update": 40}
+    assert audit.before_and_after({"dev_ppl": 2.0, "dev_curve": [{"step": 100}]},
+                                  {"dev_ppl": 2.0, "dev_curve": [{"step": 100}]}) == {
+        "dev_ppl": [2.0, 2.0], "curves_part_at_update": None}
 
 
 MEASURED = {"tokens_per_update", "target_tokens_per_update", "train_seconds", "dev_curve", "dev_nll", "dev_ppl",
